@@ -1,0 +1,60 @@
+//! Typed errors of the installer; every variant names the file it concerns and, where there is
+//! one, the fix.
+
+use std::path::PathBuf;
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong while planning or applying an install.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Snapshot(#[from] fable_snapshot::Error),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}; fix the file by hand (fable never rewrites a file it cannot parse)")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("{path}: another fable process holds the install lock; waited {waited_ms} ms")]
+    LockTimeout { path: PathBuf, waited_ms: u128 },
+    #[error("{path}: written file does not read back as planned ({message}); the previous version is in {backup}")]
+    Verify {
+        path: PathBuf,
+        message: String,
+        backup: PathBuf,
+    },
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Adds a path to `std::io::Result`s.
+pub trait IoContext<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}

@@ -1,0 +1,82 @@
+//! `FABLE_HOME` and the paths under it (DESIGN section 3).
+
+use std::path::{Path, PathBuf};
+
+use fable_snapshot::fsutil::create_dir_all_mode;
+use fable_snapshot::Store;
+
+use crate::error::{Error, Result};
+
+/// The resolved fable home and the user's home directory.
+#[derive(Debug, Clone)]
+pub struct FableHome {
+    root: PathBuf,
+    user_home: PathBuf,
+}
+
+impl FableHome {
+    /// Resolves `$FABLE_HOME`, defaulting to `$HOME/.fable`.
+    pub fn from_env() -> Result<Self> {
+        let user_home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .ok_or_else(|| Error::Usage("HOME is not set; set HOME or FABLE_HOME".into()))?;
+        let root = std::env::var_os("FABLE_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| user_home.join(".fable"));
+        Ok(Self::new(root, user_home))
+    }
+
+    /// A fable home at `root` for a user whose home is `user_home`. A relative root is made
+    /// absolute against the current directory, since commands embed it.
+    pub fn new(root: PathBuf, user_home: PathBuf) -> Self {
+        let root = if root.is_absolute() {
+            root
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(&root))
+                .unwrap_or(root)
+        };
+        FableHome { root, user_home }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn user_home(&self) -> &Path {
+        &self.user_home
+    }
+
+    /// The snapshot store.
+    pub fn store(&self) -> Store {
+        Store::new(&self.root)
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join("lock")
+    }
+
+    pub fn journal_dir(&self) -> PathBuf {
+        self.root.join("journal")
+    }
+
+    pub fn backups_dir(&self) -> PathBuf {
+        self.root.join("backups")
+    }
+
+    /// The prefix that marks a registered command as fable's: `$FABLE_HOME/sources/`.
+    pub fn sources_prefix(&self) -> String {
+        format!("{}/sources/", self.root.display())
+    }
+
+    /// Creates the fable home (0700) if missing.
+    pub fn ensure(&self) -> Result<()> {
+        create_dir_all_mode(&self.root, 0o700).map_err(Error::from)
+    }
+}

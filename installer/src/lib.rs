@@ -1,0 +1,9 @@
+//! Profiles, hosts, the settings patch engine, git plumbing, locks and install orchestration
+//! (DESIGN.md sections 5 and 6).
+
+pub mod error;
+pub mod home;
+pub mod lock;
+
+pub use error::{Error, Result};
+pub use home::FableHome;

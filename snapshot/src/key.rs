@@ -1,0 +1,64 @@
+//! Source keys: `<sanitised basename>-<first 12 hex of sha256(realpath)>`.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// The key of the embedded default source.
+pub const DEFAULT_KEY: &str = "default";
+
+/// Derives the key of a checkout from its *real* path, so a symlinked path to the same checkout
+/// gets the same key and two checkouts with the same name get different keys.
+pub fn source_key(realpath: &Path) -> String {
+    let base = realpath
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut clean: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    clean = clean.trim_start_matches('.').chars().take(40).collect();
+    if clean.is_empty() {
+        clean.push_str("source");
+    }
+    let digest = Sha256::digest(realpath.as_os_str().as_encoded_bytes());
+    format!("{clean}-{}", &hex(&digest)[..12])
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_name_different_dirs_differ() {
+        let a = source_key(Path::new("/a/hooks-repo"));
+        let b = source_key(Path::new("/b/hooks-repo"));
+        assert!(a.starts_with("hooks-repo-"));
+        assert_ne!(a, b);
+        assert_eq!(a.len(), "hooks-repo-".len() + 12);
+    }
+
+    #[test]
+    fn odd_names_are_sanitised() {
+        let k = source_key(Path::new("/x/my repo's $hooks"));
+        assert!(k.starts_with("my_repo_s__hooks-"), "{k}");
+        assert_eq!(source_key(Path::new("/")).split('-').next(), Some("source"));
+    }
+}

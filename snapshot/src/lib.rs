@@ -1,0 +1,18 @@
+//! Hook source sets, content-addressed tree hashes, the stat cache and immutable generations
+//! (DESIGN.md sections 3 and 4). Everything that decides *what* a hook source is lives here, so
+//! that sync, status, doctor, update and the evaluator's staleness nudge can never disagree.
+
+pub mod error;
+pub mod fsutil;
+pub mod hash;
+pub mod key;
+pub mod manifest;
+pub mod source_set;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use hash::{hash_files, StatCache, TreeHash};
+pub use key::source_key;
+pub use manifest::Manifest;
+pub use source_set::{source_paths, Content, SourceConfig, SourceFile};
+pub use store::{SourceRecord, Store};

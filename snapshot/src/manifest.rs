@@ -1,0 +1,375 @@
+//! The hook manifest (`hooks/hooks.json`, Claude Code plugin schema): parsing, validation and
+//! shell-aware expansion of the `${CLAUDE_PLUGIN_ROOT}` / `${FABLE_ROOT}` / `${FABLE_HOST}`
+//! placeholders.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::source_set::check_relative;
+
+/// Lifecycle events a manifest may name (Claude Code's names, the canonical ones).
+pub const KNOWN_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+    "SessionEnd",
+    "PermissionRequest",
+];
+
+/// One hook command of a manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hook {
+    pub command: String,
+    /// Timeout in seconds, as the manifest (Claude schema) gives it.
+    pub timeout: Option<u64>,
+    /// Other keys of the entry, passed through unchanged.
+    pub extra: Map<String, Value>,
+}
+
+/// A matcher group of an event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub matcher: Option<String>,
+    pub hooks: Vec<Hook>,
+}
+
+/// A parsed, validated manifest; events keep the manifest's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub events: Vec<(String, Vec<Group>)>,
+}
+
+impl Manifest {
+    /// Parses manifest text; `path` is used in messages only.
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let bad = |message: String| Error::InvalidManifest {
+            path: path.to_path_buf(),
+            message,
+        };
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| bad(format!("line {} column {}: {e}", e.line(), e.column())))?;
+        let hooks = value
+            .get("hooks")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("expected an object with a \"hooks\" object".into()))?;
+        let mut events = Vec::new();
+        for (event, groups) in hooks {
+            if !KNOWN_EVENTS.contains(&event.as_str()) {
+                return Err(bad(format!(
+                    "unknown event {event:?} (known: {})",
+                    KNOWN_EVENTS.join(", ")
+                )));
+            }
+            let groups = groups
+                .as_array()
+                .ok_or_else(|| bad(format!("{event}: expected an array of groups")))?;
+            let mut out = Vec::new();
+            for (gi, g) in groups.iter().enumerate() {
+                let where_ = format!("{event}[{gi}]");
+                let matcher = match g.get("matcher") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(_) => return Err(bad(format!("{where_}.matcher: expected a string"))),
+                };
+                let entries = g
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| bad(format!("{where_}: expected a \"hooks\" array")))?;
+                let mut hooks = Vec::new();
+                for (hi, h) in entries.iter().enumerate() {
+                    let where_ = format!("{where_}.hooks[{hi}]");
+                    let obj = h
+                        .as_object()
+                        .ok_or_else(|| bad(format!("{where_}: expected an object")))?;
+                    match obj.get("type").and_then(Value::as_str) {
+                        Some("command") | None => {}
+                        Some(other) => {
+                            return Err(bad(format!(
+                                "{where_}: unsupported hook type {other:?} (only \"command\")"
+                            )))
+                        }
+                    }
+                    let command = obj
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .filter(|c| !c.trim().is_empty())
+                        .ok_or_else(|| bad(format!("{where_}: missing \"command\"")))?
+                        .to_string();
+                    let timeout = match obj.get("timeout") {
+                        None | Some(Value::Null) => None,
+                        Some(t) => Some(t.as_u64().filter(|t| *t > 0).ok_or_else(|| {
+                            bad(format!(
+                                "{where_}.timeout: expected a positive whole number of seconds"
+                            ))
+                        })?),
+                    };
+                    let extra = obj
+                        .iter()
+                        .filter(|(k, _)| !matches!(k.as_str(), "type" | "command" | "timeout"))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    hooks.push(Hook {
+                        command,
+                        timeout,
+                        extra,
+                    });
+                }
+                out.push(Group { matcher, hooks });
+            }
+            events.push((event.clone(), out));
+        }
+        Ok(Manifest { events })
+    }
+
+    /// Every source-relative path the manifest's commands reference through a placeholder.
+    pub fn referenced_paths(&self) -> BTreeSet<String> {
+        self.events
+            .iter()
+            .flat_map(|(_, gs)| gs.iter())
+            .flat_map(|g| g.hooks.iter())
+            .flat_map(|h| expand_command(&h.command, "/r", "claude").referenced)
+            .collect()
+    }
+
+    /// Validates the manifest against the source set: every referenced script exists and no
+    /// reference escapes the source.
+    pub fn validate(&self, path: &Path, source_set: &BTreeSet<&str>) -> Result<()> {
+        for rel in self.referenced_paths() {
+            check_relative(&rel).map_err(|message| Error::InvalidManifest {
+                path: path.to_path_buf(),
+                message,
+            })?;
+            let is_dir_prefix = source_set.iter().any(|p| p.starts_with(&format!("{rel}/")));
+            if !source_set.contains(rel.as_str()) && !is_dir_prefix {
+                return Err(Error::InvalidManifest {
+                    path: path.to_path_buf(),
+                    message: format!("a command references {rel:?}, which is not in the source set (missing, ignored or excluded)"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A command with placeholders replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    pub command: String,
+    /// Source-relative paths referenced after a root placeholder (e.g. `hooks/guard.py`).
+    pub referenced: Vec<String>,
+}
+
+/// Shell-quotes `s` for POSIX sh (bare when it is made only of safe characters).
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Quote {
+    None,
+    Single,
+    Double,
+}
+
+/// Replaces root placeholders by `root` and `${FABLE_HOST}` by `host`, quoting correctly for
+/// the quoting context each occurs in (a placeholder inside double quotes closes them, inserts
+/// the single-quoted path and reopens them), and records the paths referenced after the root.
+pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
+    const ROOTS: &[&str] = &["CLAUDE_PLUGIN_ROOT", "FABLE_ROOT"];
+    let mut out = String::with_capacity(cmd.len() + root.len());
+    let mut referenced = Vec::new();
+    let mut state = Quote::None;
+    let chars: Vec<char> = cmd.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '$' && state != Quote::Single {
+            if let Some((name, len)) = placeholder_at(&chars[i..]) {
+                let value = if ROOTS.contains(&name.as_str()) {
+                    Some(root)
+                } else if name == "FABLE_HOST" {
+                    Some(host)
+                } else {
+                    None
+                };
+                if let Some(value) = value {
+                    let quoted = shell_quote(value);
+                    match state {
+                        Quote::Double => {
+                            out.push('"');
+                            out.push_str(&quoted);
+                            out.push('"');
+                        }
+                        _ => out.push_str(&quoted),
+                    }
+                    i += len;
+                    if ROOTS.contains(&name.as_str()) {
+                        let mut rel = String::new();
+                        while i < chars.len() {
+                            let d = chars[i];
+                            let stop = d.is_whitespace()
+                                || ";&|<>()`$".contains(d)
+                                || (d == '"' && state == Quote::Double)
+                                || (state == Quote::None && (d == '"' || d == '\''));
+                            if stop {
+                                break;
+                            }
+                            rel.push(d);
+                            out.push(d);
+                            i += 1;
+                        }
+                        let rel = rel
+                            .trim_start_matches('/')
+                            .trim_end_matches('/')
+                            .to_string();
+                        if !rel.is_empty() {
+                            referenced.push(rel);
+                        }
+                    }
+                    continue;
+                }
+            }
+        }
+        match (state, c) {
+            (Quote::None, '\\') | (Quote::Double, '\\') => {
+                out.push(c);
+                if let Some(n) = chars.get(i + 1) {
+                    out.push(*n);
+                    i += 1;
+                }
+            }
+            (Quote::None, '\'') => {
+                state = Quote::Single;
+                out.push(c);
+            }
+            (Quote::Single, '\'') => {
+                state = Quote::None;
+                out.push(c);
+            }
+            (Quote::None, '"') => {
+                state = Quote::Double;
+                out.push(c);
+            }
+            (Quote::Double, '"') => {
+                state = Quote::None;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    Expanded {
+        command: out,
+        referenced,
+    }
+}
+
+/// Recognises `${NAME}` or `$NAME` at the start of `s`; returns the name and length.
+fn placeholder_at(s: &[char]) -> Option<(String, usize)> {
+    if s.get(1) == Some(&'{') {
+        let end = s.iter().position(|c| *c == '}')?;
+        let name: String = s[2..end].iter().collect();
+        return Some((name, end + 1));
+    }
+    let name: String = s[1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == '_')
+        .collect();
+    if name.is_empty() {
+        return None;
+    }
+    let len = name.chars().count() + 1;
+    Some((name, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(cmd: &str, env: &[(&str, &str)]) -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("for a in {cmd}; do printf '%s|' \"$a\"; done"))
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn expands_in_every_quote_context() {
+        let root = "/h/a b/it's $x/.fable/sources/k/current";
+        for (cmd, want) in [
+            (
+                "\"${CLAUDE_PLUGIN_ROOT}/hooks/x.py\"",
+                format!("{root}/hooks/x.py|"),
+            ),
+            ("${FABLE_ROOT}/hooks/x.py", format!("{root}/hooks/x.py|")),
+            (
+                "\"$CLAUDE_PLUGIN_ROOT/hooks/x.py\" arg",
+                format!("{root}/hooks/x.py|arg|"),
+            ),
+        ] {
+            let e = expand_command(cmd, root, "claude");
+            assert_eq!(sh(&e.command, &[]), want, "{cmd} -> {}", e.command);
+            assert_eq!(e.referenced, vec!["hooks/x.py".to_string()]);
+        }
+    }
+
+    #[test]
+    fn other_variables_and_host_survive() {
+        let e = expand_command(
+            "\"$HOME/x\" --host ${FABLE_HOST} '${FABLE_ROOT}'",
+            "/r",
+            "gemini",
+        );
+        assert_eq!(e.command, "\"$HOME/x\" --host gemini '${FABLE_ROOT}'");
+        assert!(e.referenced.is_empty());
+    }
+
+    #[test]
+    fn manifest_validation_names_problems() {
+        let p = Path::new("/s/hooks/hooks.json");
+        let m = Manifest::parse(
+            r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.py\"","timeout":10}]}]}}"#,
+            p,
+        )
+        .unwrap();
+        let set: BTreeSet<&str> = ["hooks/hooks.json"].into_iter().collect();
+        let err = m.validate(p, &set).unwrap_err().to_string();
+        assert!(err.contains("hooks/guard.py"), "{err}");
+        let set: BTreeSet<&str> = ["hooks/hooks.json", "hooks/guard.py"].into_iter().collect();
+        m.validate(p, &set).unwrap();
+        let err = Manifest::parse(r#"{"hooks":{"PreToolUze":[]}}"#, p)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("PreToolUze"));
+        let m = Manifest::parse(
+            r#"{"hooks":{"Stop":[{"hooks":[{"command":"sh ${FABLE_ROOT}/../x"}]}]}}"#,
+            p,
+        )
+        .unwrap();
+        assert!(m
+            .validate(p, &set)
+            .unwrap_err()
+            .to_string()
+            .contains("escapes"));
+    }
+}

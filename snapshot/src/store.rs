@@ -1,0 +1,364 @@
+//! The on-disk store under `$FABLE_HOME/sources/<key>/`: `source.json`, immutable generations
+//! in `gen/<tree-hash>/`, and the `current` symlink switched atomically.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::fsutil::{create_dir_all_mode, fsync_dir, switch_symlink, unique, write_atomic};
+use crate::hash::{hash_reader, tree_hash, HashedFile, StatCache, TreeHash};
+use crate::source_set::{Content, SourceFile};
+
+/// Contents of `sources/<key>/source.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SourceRecord {
+    pub key: String,
+    /// The checkout's real path; `None` for the embedded default.
+    pub source: Option<PathBuf>,
+    /// Tree hash of the current generation.
+    pub tree_hash: TreeHash,
+    /// The generation before the current one (for rollback).
+    #[serde(default)]
+    pub previous: Option<TreeHash>,
+    /// Unix seconds of the last sync.
+    pub synced_at: u64,
+    /// sha256 of the manifest text of the current generation.
+    pub manifest_digest: String,
+    /// Stat cache of the live source files, as of the last sync or status check.
+    #[serde(default)]
+    pub stat_cache: StatCache,
+}
+
+/// Paths and operations of `$FABLE_HOME/sources`.
+#[derive(Debug, Clone)]
+pub struct Store {
+    home: PathBuf,
+}
+
+impl Store {
+    /// A store rooted at `fable_home` (not created until something is written).
+    pub fn new(fable_home: impl Into<PathBuf>) -> Self {
+        Store {
+            home: fable_home.into(),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    pub fn sources_dir(&self) -> PathBuf {
+        self.home.join("sources")
+    }
+
+    pub fn source_dir(&self, key: &str) -> PathBuf {
+        self.sources_dir().join(key)
+    }
+
+    /// The stable path every registered command goes through.
+    pub fn current_link(&self, key: &str) -> PathBuf {
+        self.source_dir(key).join("current")
+    }
+
+    pub fn gen_dir(&self, key: &str, hash: &str) -> PathBuf {
+        self.source_dir(key).join("gen").join(hash)
+    }
+
+    fn record_path(&self, key: &str) -> PathBuf {
+        self.source_dir(key).join("source.json")
+    }
+
+    /// Keys of every source with a directory in the store, sorted.
+    pub fn keys(&self) -> Result<Vec<String>> {
+        let dir = self.sources_dir();
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(dir, e)),
+        };
+        let mut keys: Vec<String> = rd
+            .flatten()
+            .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|k| !k.starts_with('.'))
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Reads `source.json`; `None` when the source was never synced.
+    pub fn read_record(&self, key: &str) -> Result<Option<SourceRecord>> {
+        let path = self.record_path(key);
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| Error::Corrupt {
+                    path,
+                    message: format!("unreadable source record: {e}"),
+                }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Writes `source.json` atomically.
+    pub fn write_record(&self, record: &SourceRecord) -> Result<()> {
+        let path = self.record_path(&record.key);
+        create_dir_all_mode(&self.source_dir(&record.key), 0o700)?;
+        let mut text = serde_json::to_vec_pretty(record).map_err(|e| Error::Corrupt {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        text.push(b'\n');
+        write_atomic(&path, &text, 0o600)
+    }
+
+    /// The tree hash `current` points at, if the link exists and names a generation.
+    pub fn current_hash(&self, key: &str) -> Option<TreeHash> {
+        let target = fs::read_link(self.current_link(key)).ok()?;
+        Some(target.file_name()?.to_string_lossy().into_owned())
+    }
+
+    /// True when `current` resolves to an existing generation directory.
+    pub fn current_is_complete(&self, key: &str) -> bool {
+        match self.current_hash(key) {
+            Some(h) => self.gen_dir(key, &h).is_dir(),
+            None => false,
+        }
+    }
+
+    /// Writes a complete generation for `files` (whose tree hash is `hash`) unless one that
+    /// verifies already exists. Files are copied into a temp directory, made read-only, fsynced
+    /// and the directory renamed into place, so a crash never leaves a partial generation.
+    pub fn write_generation(&self, key: &str, files: &[SourceFile], hash: &str) -> Result<PathBuf> {
+        let dest = self.gen_dir(key, hash);
+        if dest.is_dir() {
+            if self.verify_generation(key, hash)?.is_none() {
+                return Ok(dest);
+            }
+            remove_tree(&dest)?;
+        }
+        let gen_root = self.source_dir(key).join("gen");
+        create_dir_all_mode(&gen_root, 0o755)?;
+        let tmp = gen_root.join(format!(".tmp-{}-{}", std::process::id(), unique()));
+        let result = (|| {
+            for f in files {
+                let target = tmp.join(&f.rel);
+                if let Some(parent) = target.parent() {
+                    create_dir_all_mode(parent, 0o755)?;
+                }
+                match &f.content {
+                    Content::Path(p) => {
+                        fs::copy(p, &target).at(&target)?;
+                    }
+                    Content::Bytes(b) => fs::write(&target, b).at(&target)?,
+                }
+                let mode = if f.executable { 0o555 } else { 0o444 };
+                fs::set_permissions(&target, fs::Permissions::from_mode(mode)).at(&target)?;
+                fs::File::open(&target)
+                    .and_then(|f| f.sync_all())
+                    .at(&target)?;
+            }
+            let got = self.hash_dir(&tmp)?;
+            if got != hash {
+                return Err(Error::Corrupt {
+                    path: tmp.clone(),
+                    message: format!("source changed while it was copied (hash {got}, expected {hash}); run the install again"),
+                });
+            }
+            fs::rename(&tmp, &dest).at(&dest)?;
+            fsync_dir(&gen_root)
+        })();
+        if result.is_err() {
+            let _ = remove_tree(&tmp);
+        }
+        result.map(|_| dest)
+    }
+
+    /// Re-hashes a generation; `None` when it matches its name, else a description of the damage.
+    pub fn verify_generation(&self, key: &str, hash: &str) -> Result<Option<String>> {
+        let dir = self.gen_dir(key, hash);
+        if !dir.is_dir() {
+            return Ok(Some(format!("generation {} is missing", dir.display())));
+        }
+        let got = self.hash_dir(&dir)?;
+        Ok(if got == hash {
+            None
+        } else {
+            Some(format!(
+                "generation {} was modified (content hash {got})",
+                dir.display()
+            ))
+        })
+    }
+
+    /// Tree hash of a directory's files, as a generation records them.
+    fn hash_dir(&self, dir: &Path) -> Result<TreeHash> {
+        let mut files = Vec::new();
+        collect_files(dir, dir, &mut files)?;
+        files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(tree_hash(&files))
+    }
+
+    /// Points `current` at generation `hash` atomically.
+    pub fn switch_current(&self, key: &str, hash: &str) -> Result<()> {
+        switch_symlink(
+            &self.current_link(key),
+            Path::new("gen").join(hash).as_path(),
+        )
+    }
+
+    /// Deletes generations other than `keep` and abandoned temp directories; returns what was
+    /// removed.
+    pub fn gc(&self, key: &str, keep: &[&str]) -> Result<Vec<PathBuf>> {
+        let gen_root = self.source_dir(key).join("gen");
+        let rd = match fs::read_dir(&gen_root) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(gen_root, e)),
+        };
+        let mut removed = Vec::new();
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if keep.contains(&name.as_str()) {
+                continue;
+            }
+            if name.starts_with(".tmp-") {
+                // A temp dir of a live process (another install) must survive.
+                let pid = name
+                    .trim_start_matches(".tmp-")
+                    .split('-')
+                    .next()
+                    .and_then(|p| p.parse::<i32>().ok());
+                if pid.is_some_and(pid_alive) {
+                    continue;
+                }
+            }
+            remove_tree(&e.path())?;
+            removed.push(e.path());
+        }
+        Ok(removed)
+    }
+
+    /// Removes a source's whole directory (snapshot, record, shims).
+    pub fn remove_source(&self, key: &str) -> Result<()> {
+        let dir = self.source_dir(key);
+        if dir.exists() {
+            remove_tree(&dir)?;
+        }
+        Ok(())
+    }
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<HashedFile>) -> Result<()> {
+    for e in fs::read_dir(dir).at(dir)? {
+        let e = e.at(dir)?;
+        let path = e.path();
+        let md = fs::symlink_metadata(&path).at(&path)?;
+        if md.is_dir() {
+            collect_files(root, &path, out)?;
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            let sha = if md.file_type().is_symlink() {
+                // Generations never contain links; hashing the link text marks it as tampering.
+                format!("symlink:{}", fs::read_link(&path).at(&path)?.display())
+            } else {
+                hash_reader(fs::File::open(&path).at(&path)?).at(&path)?
+            };
+            out.push(HashedFile {
+                rel,
+                executable: md.permissions().mode() & 0o111 != 0,
+                sha256: sha,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Removes a tree whose files may be read-only.
+pub fn remove_tree(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            make_writable(dir);
+            fs::remove_dir_all(dir).at(dir)
+        }
+    }
+}
+
+fn make_writable(dir: &Path) {
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if let Ok(md) = fs::symlink_metadata(&p) {
+                if md.is_dir() {
+                    let _ = fs::set_permissions(&p, fs::Permissions::from_mode(0o755));
+                    make_writable(&p);
+                }
+            }
+        }
+    }
+    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o755));
+}
+
+/// True when a process with this pid exists.
+pub fn pid_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::hash_files;
+    use crate::source_set::{source_paths, SourceConfig};
+
+    #[test]
+    fn generation_roundtrip_switch_verify_gc() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        fs::create_dir_all(src.join("hooks")).unwrap();
+        fs::write(src.join("hooks/hooks.json"), "{}").unwrap();
+        fs::write(src.join("hooks/a.sh"), "echo 1").unwrap();
+        let store = Store::new(d.path().join("fh"));
+        let files = source_paths(&src, &SourceConfig::default()).unwrap();
+        let (h1, _, _) = hash_files(&files, None).unwrap();
+        store.write_generation("k", &files, &h1).unwrap();
+        store.switch_current("k", &h1).unwrap();
+        assert_eq!(store.current_hash("k").as_deref(), Some(h1.as_str()));
+        assert_eq!(
+            fs::read_to_string(store.current_link("k").join("hooks/a.sh")).unwrap(),
+            "echo 1"
+        );
+        assert!(store.verify_generation("k", &h1).unwrap().is_none());
+
+        fs::write(src.join("hooks/a.sh"), "echo 2").unwrap();
+        let (h2, _, _) = hash_files(&files, None).unwrap();
+        store.write_generation("k", &files, &h2).unwrap();
+        store.switch_current("k", &h2).unwrap();
+        fs::write(src.join("hooks/a.sh"), "echo 3").unwrap();
+        let (h3, _, _) = hash_files(&files, None).unwrap();
+        store.write_generation("k", &files, &h3).unwrap();
+        let removed = store.gc("k", &[&h2, &h3]).unwrap();
+        assert_eq!(removed.len(), 1);
+        assert!(!store.gen_dir("k", &h1).exists());
+
+        // Tampering is detected.
+        let f = store.gen_dir("k", &h2).join("hooks/a.sh");
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).unwrap();
+        fs::write(&f, "echo evil").unwrap();
+        assert!(store.verify_generation("k", &h2).unwrap().is_some());
+    }
+}

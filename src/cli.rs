@@ -1,0 +1,105 @@
+//! Top-level argument parsing and dispatch. `fable` is also a multi-call binary: invoked under
+//! the name `fable-hook` it runs the evaluator directly, before any argument parsing, so that the
+//! per-tool-call path stays as short as possible.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// Exit code for a usage error (DESIGN section 10).
+pub const EXIT_USAGE: i32 = 2;
+
+/// Something a subcommand does; returns the process exit code.
+pub trait Run {
+    fn run(self) -> anyhow::Result<i32>;
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fable",
+    version,
+    about = "Install, keep current and repair AI coding agents' hooks and git hooks",
+    long_about = "fable copies hook sources into immutable, content-hashed snapshots under \
+$FABLE_HOME (default ~/.fable) and wires every agent profile (Claude Code, Codex, Gemini, \
+Cursor) to run them through a stable path. Your own settings are never reformatted."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Snapshot a hook source (default: the bundled evaluator) and wire every profile to it.
+    Install(cmd::install::InstallArgs),
+    /// Remove fable's entries for a source from every profile (and optionally restore backups).
+    Uninstall(cmd::uninstall::UninstallArgs),
+    /// Show each source's state: never_migrated, half_applied, stale_but_stable or current.
+    Status(cmd::status::StatusArgs),
+    /// Switch a source back to its previous generation.
+    Rollback(cmd::rollback::RollbackArgs),
+    /// Delete generations that are neither current nor previous.
+    Gc(cmd::gc::GcArgs),
+    /// List, add or remove agent profiles.
+    #[command(subcommand)]
+    Profile(cmd::profile::ProfileCommand),
+    /// Run the bundled evaluator for one lifecycle event (same as `fable-hook EVENT`).
+    #[command(disable_help_flag = true)]
+    Hook {
+        /// EVENT [--host claude|codex|gemini|cursor]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+    /// Opt the current project into the evaluator's lifecycle checks (creates `.fable/`).
+    Init(cmd::agent::InitArgs),
+    /// Record verification evidence: `fable evidence pass|fail KIND SOURCE DETAIL`.
+    Evidence(cmd::agent::EvidenceArgs),
+    /// Set the project's lifecycle phase.
+    Phase(cmd::agent::PhaseArgs),
+    /// Print the project's lifecycle state.
+    State(cmd::agent::StateArgs),
+}
+
+/// Entry point shared by `main`; returns the exit code.
+pub fn main() -> i32 {
+    let mut args = std::env::args_os();
+    let argv0 = args.next().unwrap_or_default();
+    let name = Path::new(&argv0)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name == "fable-hook" {
+        return fable_payload::hook_main(args);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Install(a) => a.run(),
+        Command::Uninstall(a) => a.run(),
+        Command::Status(a) => a.run(),
+        Command::Rollback(a) => a.run(),
+        Command::Gc(a) => a.run(),
+        Command::Profile(a) => a.run(),
+        Command::Hook { args } => Ok(fable_payload::hook_main(args)),
+        Command::Init(a) => a.run(),
+        Command::Evidence(a) => a.run(),
+        Command::Phase(a) => a.run(),
+        Command::State(a) => a.run(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fable: {e:#}");
+            1
+        }
+    }
+}

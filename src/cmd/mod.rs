@@ -1,0 +1,9 @@
+//! One module per subcommand; each defines its clap arguments and implements [`crate::cli::Run`].
+
+pub mod agent;
+pub mod gc;
+pub mod install;
+pub mod profile;
+pub mod rollback;
+pub mod status;
+pub mod uninstall;

@@ -1,0 +1,1 @@
+//! Tests of `fable` (filled in by the owning change).

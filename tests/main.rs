@@ -1,0 +1,8 @@
+//! Black-box tests of the built `fable` binary: one integration-test binary (as ripgrep does),
+//! every test in its own temp HOME / FABLE_HOME / git configuration.
+
+mod util;
+
+mod evaluator;
+mod git_hooks;
+mod install;
