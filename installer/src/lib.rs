@@ -7,3 +7,5 @@ pub mod lock;
 
 pub use error::{Error, Result};
 pub use home::FableHome;
+pub mod hosts;
+pub mod patch;

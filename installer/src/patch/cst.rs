@@ -1,0 +1,75 @@
+//! Applies planned edits to a JSON file's concrete syntax tree (jsonc-parser's CST), so that
+//! key order, indentation, number spelling, inline arrays and the trailing newline of
+//! everything fable does not touch stay byte-for-byte as they were.
+
+use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
+use jsonc_parser::ParseOptions;
+use serde_json::Value;
+
+use super::Edit;
+use crate::hosts::Layout;
+
+/// Applies `edits` (in order) to `text`; errors are internal inconsistencies, described.
+pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String, String> {
+    if edits.is_empty() {
+        return Ok(text.to_string());
+    }
+    let root = CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| e.to_string())?;
+    let obj = root.object_value().ok_or("top level is not an object")?;
+    for edit in edits {
+        match edit {
+            Edit::InsertField { key, value } => {
+                obj.insert(0, key, to_input(value));
+            }
+            Edit::InsertHooks { value } => {
+                obj.insert(0, "hooks", to_input(value));
+            }
+            Edit::RemoveHooks => obj.get("hooks").ok_or("no hooks key")?.remove(),
+            Edit::InsertEvent { event, items } => {
+                let hooks = hooks_obj(&obj)?;
+                hooks.insert(0, event, CstInputValue::Array(items.iter().map(to_input).collect()));
+            }
+            Edit::RemoveEvent { event } => hooks_obj(&obj)?.get(event).ok_or("no such event")?.remove(),
+            Edit::Append { event, value } => {
+                event_array(&obj, event)?.append(to_input(value));
+            }
+            Edit::RemoveGroup { event, group } => {
+                let arr = event_array(&obj, event)?;
+                arr.elements().get(*group).cloned().ok_or("group index out of range")?.remove();
+            }
+            Edit::RemoveEntry { event, group, entry } => {
+                let arr = event_array(&obj, event)?;
+                let item = arr.elements().get(*group).cloned().ok_or("group index out of range")?;
+                let target = match layout {
+                    Layout::Flat => item,
+                    Layout::Grouped => {
+                        let entries = item.as_object().and_then(|g| g.array_value("hooks")).ok_or("group has no hooks array")?;
+                        entries.elements().get(*entry).cloned().ok_or("entry index out of range")?
+                    }
+                };
+                target.remove();
+            }
+        }
+    }
+    Ok(root.to_string())
+}
+
+fn hooks_obj(obj: &CstObject) -> Result<CstObject, String> {
+    obj.object_value("hooks").ok_or_else(|| "no hooks object".to_string())
+}
+
+fn event_array(obj: &CstObject, event: &str) -> Result<CstArray, String> {
+    hooks_obj(obj)?.array_value(event).ok_or_else(|| format!("no {event} array"))
+}
+
+/// Converts a serde value into the CST's input form (numbers keep their spelling).
+fn to_input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(to_input).collect()),
+        Value::Object(m) => CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), to_input(v))).collect()),
+    }
+}

@@ -1,0 +1,312 @@
+//! The settings patch engine (DESIGN section 5), one for every JSON host.
+//!
+//! It plans the change from a file's current content to the desired state of one source's
+//! entries as typed [`Edit`]s, renders them as an RFC 6902 JSON Patch (for `--dry-run` and the
+//! journal), applies them to the file's syntax tree so that everything fable does not own keeps
+//! its bytes, and verifies the result against the patch.
+
+mod cst;
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::hosts::Layout;
+
+pub use cst::apply_edits;
+
+/// The entries one source wants in one host file, per host event name, in manifest order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Desired {
+    pub events: Vec<(String, Vec<DesiredGroup>)>,
+    /// Top-level fields the host requires (added only when absent).
+    pub required: Vec<(String, Value)>,
+}
+
+/// One group of desired entries (for flat layouts the matcher is ignored).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesiredGroup {
+    pub matcher: Option<String>,
+    pub entries: Vec<Value>,
+}
+
+/// Decides which existing entries belong to the source being converged.
+#[derive(Debug, Clone)]
+pub struct Ownership {
+    /// Substrings marking an entry as this source's (its stable path, raw and shell-quoted).
+    pub mine: Vec<String>,
+    /// Substrings marking an entry as this source's *unmigrated* wiring (the live checkout).
+    pub legacy: Vec<String>,
+}
+
+impl Ownership {
+    /// True when `entry`'s command belongs to this source.
+    pub fn owns(&self, entry: &Value) -> bool {
+        let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
+            return false;
+        };
+        self.mine.iter().chain(self.legacy.iter()).any(|m| cmd.contains(m.as_str()))
+    }
+}
+
+/// One change to a hook file, in terms of the *original* document's indexes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Remove `hooks[event][group].hooks[entry]` (grouped) or `hooks[event][entry]` (flat).
+    RemoveEntry { event: String, group: usize, entry: usize },
+    /// Remove a whole group (all its entries were ours).
+    RemoveGroup { event: String, group: usize },
+    /// Remove an event key whose list our removals emptied.
+    RemoveEvent { event: String },
+    /// Remove the `hooks` key our removals emptied.
+    RemoveHooks,
+    /// Append an item (a group, or an entry in flat layout) to an existing event list.
+    Append { event: String, value: Value },
+    /// Insert a new event key (first in the `hooks` object) with these items.
+    InsertEvent { event: String, items: Vec<Value> },
+    /// Insert the `hooks` key (first in the document) with this object.
+    InsertHooks { value: Value },
+    /// Insert a required top-level field.
+    InsertField { key: String, value: Value },
+}
+
+/// A file's parsed content.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub text: String,
+    pub value: Value,
+    /// False when the file does not exist yet.
+    pub exists: bool,
+}
+
+impl Document {
+    /// Parses a hook file strictly; a missing file is an empty object. Errors name the file,
+    /// line and column.
+    pub fn parse(path: &Path, text: Option<String>) -> Result<Self> {
+        let exists = text.is_some();
+        let text = text.unwrap_or_default();
+        if text.trim().is_empty() {
+            return Ok(Document { value: json!({}), text, exists });
+        }
+        let value: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string().split(" at line ").next().unwrap_or_default().to_string(),
+        })?;
+        if !value.is_object() {
+            return Err(Error::Invalid { path: path.to_path_buf(), message: "expected a JSON object at the top level".into() });
+        }
+        Ok(Document { text, value, exists })
+    }
+}
+
+/// Plans the edits that make `doc` hold exactly `desired` for the source `own` identifies,
+/// leaving every other entry untouched.
+pub fn plan(path: &Path, doc: &Document, layout: Layout, desired: &Desired, own: &Ownership) -> Result<Vec<Edit>> {
+    let invalid = |message: String| Error::Invalid { path: path.to_path_buf(), message };
+    let root = doc.value.as_object().ok_or_else(|| invalid("expected a JSON object".into()))?;
+    let hooks = match root.get("hooks") {
+        None => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(invalid("\"hooks\" is not an object; fix it by hand".into())),
+    };
+    let mut edits = Vec::new();
+    for (key, value) in &desired.required {
+        if !root.contains_key(key) {
+            edits.push(Edit::InsertField { key: key.clone(), value: value.clone() });
+        }
+    }
+    let mut new_hooks: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut removed_events = 0usize;
+    let mut event_names: Vec<&str> = desired.events.iter().map(|(e, _)| e.as_str()).collect();
+    if let Some(h) = hooks {
+        for k in h.keys() {
+            if !event_names.contains(&k.as_str()) {
+                event_names.push(k.as_str());
+            }
+        }
+    }
+    for event in event_names {
+        let want: &[DesiredGroup] = desired.events.iter().find(|(e, _)| e == event).map(|(_, g)| g.as_slice()).unwrap_or(&[]);
+        let existing = match hooks.and_then(|h| h.get(event)) {
+            None => None,
+            Some(Value::Array(a)) => Some(a),
+            Some(_) => return Err(invalid(format!("\"hooks\".\"{event}\" is not an array; fix it by hand"))),
+        };
+        let Some(items) = existing else {
+            let items = new_items(layout, want);
+            if !items.is_empty() {
+                new_hooks.push((event.to_string(), items));
+            }
+            continue;
+        };
+        let (event_edits, additions, emptied) = plan_event(event, items, layout, want, own);
+        edits.extend(event_edits);
+        if emptied && additions.is_empty() {
+            edits.push(Edit::RemoveEvent { event: event.to_string() });
+            removed_events += 1;
+        } else {
+            for value in additions {
+                edits.push(Edit::Append { event: event.to_string(), value });
+            }
+        }
+    }
+    if let Some(h) = hooks {
+        if removed_events > 0 && removed_events == h.len() && new_hooks.is_empty() {
+            edits.retain(|e| !matches!(e, Edit::RemoveEvent { .. } | Edit::RemoveEntry { .. } | Edit::RemoveGroup { .. }));
+            edits.push(Edit::RemoveHooks);
+        }
+    }
+    if !new_hooks.is_empty() {
+        if hooks.is_none() {
+            let obj: Map<String, Value> = new_hooks.into_iter().map(|(e, items)| (e, Value::Array(items))).collect();
+            edits.push(Edit::InsertHooks { value: Value::Object(obj) });
+        } else {
+            // Inserted first, in manifest order: insert in reverse so the first ends up first.
+            for (event, items) in new_hooks.into_iter().rev() {
+                edits.push(Edit::InsertEvent { event, items });
+            }
+        }
+    }
+    Ok(edits)
+}
+
+fn new_items(layout: Layout, want: &[DesiredGroup]) -> Vec<Value> {
+    match layout {
+        Layout::Grouped => want.iter().filter(|g| !g.entries.is_empty()).map(group_value).collect(),
+        Layout::Flat => want.iter().flat_map(|g| g.entries.iter().cloned()).collect(),
+    }
+}
+
+fn group_value(g: &DesiredGroup) -> Value {
+    let mut m = Map::new();
+    if let Some(mt) = &g.matcher {
+        m.insert("matcher".into(), json!(mt));
+    }
+    m.insert("hooks".into(), Value::Array(g.entries.clone()));
+    Value::Object(m)
+}
+
+/// Plans one existing event list: returns removals, items to append, and whether our removals
+/// leave the list empty.
+fn plan_event(event: &str, items: &[Value], layout: Layout, want: &[DesiredGroup], own: &Ownership) -> (Vec<Edit>, Vec<Value>, bool) {
+    // Owned entries: (group index, entry index, matcher, value).
+    let mut owned: Vec<(usize, usize, Option<String>, &Value)> = Vec::new();
+    let mut group_sizes = Vec::new();
+    for (gi, item) in items.iter().enumerate() {
+        match layout {
+            Layout::Grouped => {
+                let entries = item.get("hooks").and_then(Value::as_array);
+                let matcher = item.get("matcher").and_then(Value::as_str).map(str::to_string);
+                group_sizes.push(entries.map_or(usize::MAX, Vec::len));
+                for (hi, e) in entries.into_iter().flatten().enumerate() {
+                    if own.owns(e) {
+                        owned.push((gi, hi, matcher.clone(), e));
+                    }
+                }
+            }
+            Layout::Flat => {
+                group_sizes.push(1);
+                if own.owns(item) {
+                    owned.push((gi, 0, None, item));
+                }
+            }
+        }
+    }
+    let mut matched = vec![false; owned.len()];
+    let mut additions = Vec::new();
+    for g in want {
+        let mut missing = Vec::new();
+        for e in &g.entries {
+            let hit = owned.iter().enumerate().position(|(i, (_, _, m, v))| {
+                !matched[i] && (layout == Layout::Flat || *m == g.matcher) && *v == e
+            });
+            match hit {
+                Some(i) => matched[i] = true,
+                None => missing.push(e.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            match layout {
+                Layout::Grouped => additions.push(group_value(&DesiredGroup { matcher: g.matcher.clone(), entries: missing })),
+                Layout::Flat => additions.extend(missing),
+            }
+        }
+    }
+    // Removals, highest index first so earlier indexes stay valid.
+    let mut removals: Vec<(usize, usize)> = owned.iter().zip(&matched).filter(|(_, m)| !**m).map(|((g, h, _, _), _)| (*g, *h)).collect();
+    removals.sort_by(|a, b| b.cmp(a));
+    let mut edits = Vec::new();
+    let mut removed_per_group = vec![0usize; items.len()];
+    for (g, _) in &removals {
+        removed_per_group[*g] += 1;
+    }
+    let mut groups_removed = 0;
+    let mut done_groups = Vec::new();
+    for (g, h) in removals {
+        let whole = layout == Layout::Flat || removed_per_group[g] == group_sizes[g];
+        if whole {
+            if !done_groups.contains(&g) {
+                done_groups.push(g);
+                groups_removed += 1;
+                edits.push(Edit::RemoveGroup { event: event.to_string(), group: g });
+            }
+        } else {
+            edits.push(Edit::RemoveEntry { event: event.to_string(), group: g, entry: h });
+        }
+    }
+    let emptied = groups_removed > 0 && groups_removed == items.len();
+    (edits, additions, emptied)
+}
+
+/// Renders edits as an RFC 6902 JSON Patch against the original document.
+pub fn to_json_patch(edits: &[Edit], layout: Layout) -> Vec<Value> {
+    let esc = |s: &str| s.replace('~', "~0").replace('/', "~1");
+    edits
+        .iter()
+        .map(|e| match e {
+            Edit::RemoveEntry { event, group, entry } => match layout {
+                Layout::Grouped => json!({"op": "remove", "path": format!("/hooks/{}/{group}/hooks/{entry}", esc(event))}),
+                Layout::Flat => json!({"op": "remove", "path": format!("/hooks/{}/{group}", esc(event))}),
+            },
+            Edit::RemoveGroup { event, group } => json!({"op": "remove", "path": format!("/hooks/{}/{group}", esc(event))}),
+            Edit::RemoveEvent { event } => json!({"op": "remove", "path": format!("/hooks/{}", esc(event))}),
+            Edit::RemoveHooks => json!({"op": "remove", "path": "/hooks"}),
+            Edit::Append { event, value } => json!({"op": "add", "path": format!("/hooks/{}/-", esc(event)), "value": value}),
+            Edit::InsertEvent { event, items } => json!({"op": "add", "path": format!("/hooks/{}", esc(event)), "value": items}),
+            Edit::InsertHooks { value } => json!({"op": "add", "path": "/hooks", "value": value}),
+            Edit::InsertField { key, value } => json!({"op": "add", "path": format!("/{}", esc(key)), "value": value}),
+        })
+        .collect()
+}
+
+/// The result of applying a plan to a document's text.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub text: String,
+    pub patch: Vec<Value>,
+}
+
+/// Applies `edits` to `doc`'s syntax tree and verifies that the new text parses to exactly what
+/// the JSON Patch gives when applied to the original value.
+pub fn apply_and_verify(path: &Path, doc: &Document, layout: Layout, edits: &[Edit]) -> Result<Applied> {
+    let patch = to_json_patch(edits, layout);
+    let base = if doc.text.trim().is_empty() { "{}\n".to_string() } else { doc.text.clone() };
+    let text = apply_edits(&base, edits, layout).map_err(|message| Error::Invalid { path: path.to_path_buf(), message })?;
+    let mut expected = doc.value.clone();
+    let ops: json_patch::Patch = serde_json::from_value(Value::Array(patch.clone()))
+        .map_err(|e| Error::Invalid { path: path.to_path_buf(), message: format!("internal: bad patch: {e}") })?;
+    json_patch::patch(&mut expected, &ops)
+        .map_err(|e| Error::Invalid { path: path.to_path_buf(), message: format!("internal: patch does not apply: {e}") })?;
+    let got: Value = serde_json::from_str(&text)
+        .map_err(|e| Error::Invalid { path: path.to_path_buf(), message: format!("internal: edited text does not parse: {e}") })?;
+    if got != expected {
+        return Err(Error::Invalid { path: path.to_path_buf(), message: "internal: edited text differs from the planned patch; nothing was written".into() });
+    }
+    Ok(Applied { text, patch })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,92 @@
+use super::*;
+use std::path::PathBuf;
+
+fn own() -> Ownership {
+    Ownership { mine: vec!["/fh/sources/k/".into()], legacy: vec!["/checkout/hooks/".into()] }
+}
+
+fn entry(cmd: &str) -> Value {
+    json!({"type": "command", "command": cmd, "timeout": 10})
+}
+
+fn desired() -> Desired {
+    Desired {
+        events: vec![
+            ("PreToolUse".into(), vec![DesiredGroup { matcher: Some("Bash".into()), entries: vec![entry("/fh/sources/k/current/a")] }]),
+            ("Stop".into(), vec![DesiredGroup { matcher: None, entries: vec![entry("/fh/sources/k/current/b")] }]),
+        ],
+        required: vec![],
+    }
+}
+
+fn converge(text: &str, d: &Desired) -> (String, Vec<Value>) {
+    let p = PathBuf::from("/x/settings.json");
+    let doc = Document::parse(&p, Some(text.to_string())).unwrap();
+    let edits = plan(&p, &doc, Layout::Grouped, d, &own()).unwrap();
+    let a = apply_and_verify(&p, &doc, Layout::Grouped, &edits).unwrap();
+    (a.text, a.patch)
+}
+
+#[test]
+fn adds_only_lines_and_is_idempotent() {
+    let before = "{\n    \"z\": 1e3,\n    \"a\": [1, 2],\n    \"hooks\": {\n        \"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]\n    }\n}";
+    let (after, patch) = converge(before, &desired());
+    assert_eq!(patch.len(), 2);
+    let diff = similar::TextDiff::from_lines(before, after.as_str());
+    for change in diff.iter_all_changes() {
+        assert_ne!(change.tag(), similar::ChangeTag::Delete, "removed line: {change}\n{after}");
+    }
+    assert!(after.contains("1e3") && !after.ends_with('\n'));
+    let (again, patch) = converge(&after, &desired());
+    assert_eq!(again, after);
+    assert!(patch.is_empty());
+}
+
+#[test]
+fn repairs_stale_duplicate_and_legacy_entries_leaving_foreign_ones() {
+    let before = r#"{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "foreign"}, {"type": "command", "command": "python3 /checkout/hooks/a.py"}]},
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a", "timeout": 10}]},
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a", "timeout": 10}]},
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/other/current/x"}]}
+]}}"#;
+    let (after, _) = converge(before, &desired());
+    let v: Value = serde_json::from_str(&after).unwrap();
+    let groups = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(groups.len(), 3, "{after}");
+    assert_eq!(groups[0]["hooks"], json!([{"type": "command", "command": "foreign"}]));
+    assert_eq!(groups[1]["hooks"][0]["command"], "/fh/sources/k/current/a");
+    assert_eq!(groups[2]["hooks"][0]["command"], "/fh/sources/other/current/x");
+    assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "/fh/sources/k/current/b");
+}
+
+#[test]
+fn removing_everything_restores_the_original() {
+    let original = "{\n  \"model\": \"x\"\n}\n";
+    let (installed, _) = converge(original, &desired());
+    let (removed, _) = converge(&installed, &Desired::default());
+    assert_eq!(removed, original);
+}
+
+#[test]
+fn parse_errors_name_line_and_column() {
+    let p = PathBuf::from("/x/settings.json");
+    let err = Document::parse(&p, Some("{\n  \"a\": 1,\n  oops\n}".into())).unwrap_err().to_string();
+    assert!(err.contains("/x/settings.json:3:"), "{err}");
+}
+
+#[test]
+fn flat_layout_and_required_fields() {
+    let p = PathBuf::from("/x/hooks.json");
+    let doc = Document::parse(&p, None).unwrap();
+    let d = Desired {
+        events: vec![("stop".into(), vec![DesiredGroup { matcher: None, entries: vec![json!({"command": "/fh/sources/k/current/b"})] }])],
+        required: vec![("version".into(), json!(1))],
+    };
+    let edits = plan(&p, &doc, Layout::Flat, &d, &own()).unwrap();
+    let a = apply_and_verify(&p, &doc, Layout::Flat, &edits).unwrap();
+    let v: Value = serde_json::from_str(&a.text).unwrap();
+    assert_eq!(v, json!({"version": 1, "hooks": {"stop": [{"command": "/fh/sources/k/current/b"}]}}));
+    let doc2 = Document::parse(&p, Some(a.text.clone())).unwrap();
+    assert!(plan(&p, &doc2, Layout::Flat, &d, &own()).unwrap().is_empty());
+}
