@@ -186,10 +186,20 @@ fn unread_one_mib_stdin_does_not_deadlock() {
     assert!(!reading.timed_out);
     assert_eq!(reading.stdout_head.trim(), "1048576");
 
-    // Neither reads nor exits: bounded by the deadline like any hang.
+    // Neither reads nor exits: bounded by the deadline like any hang. Run on a watchdog
+    // thread so that a deadlocked runner fails the test instead of hanging it.
     let mut short = opts.clone();
     short.timeout = Duration::from_secs(1);
-    let hanging = run_one(claude("hang", "sleep 1000").with_stdin(payload), &short);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(run_one(
+            claude("hang", "sleep 1000").with_stdin(payload),
+            &short,
+        ));
+    });
+    let hanging = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the runner deadlocked on a child that never reads its stdin");
     assert!(hanging.timed_out);
 }
 
@@ -258,7 +268,8 @@ fn twenty_probes_with_one_hanging_take_about_one_deadline() {
     let specs: Vec<ProbeSpec> = (0..20)
         .map(|i| {
             if i == 7 {
-                claude("p7", &format!("sleep 1000; : {marker}"))
+                // The marker is on the hook and on its child shell, whose sleep holds stdout.
+                claude("p7", &format!("sh -c 'sleep 1000; : {marker}'; : {marker}"))
             } else {
                 claude(&format!("p{i}"), "cat >/dev/null; sleep 0.1; echo '{}'")
             }
@@ -282,6 +293,10 @@ fn twenty_probes_with_one_hanging_take_about_one_deadline() {
         if i == 7 {
             assert!(result.timed_out);
             assert!(result.latency >= deadline, "killed only at the deadline");
+            assert!(
+                !result.output_held_open,
+                "the whole group died with the hook"
+            );
         } else {
             assert!(result.succeeded(), "{result:?}");
             assert_eq!(result.stdout_json, JsonVerdict::Valid);
