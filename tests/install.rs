@@ -1,1 +1,517 @@
-//! Tests of `fable` (filled in by the owning change).
+//! `fable install` / `status` / `uninstall` / `rollback` / `profile` against real settings files.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{tree_listing, write, TestEnv};
+
+const MANIFEST: &str = r#"{
+  "description": "test plugin",
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/x.py\" pre", "timeout": 10}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/x.py\" stop", "timeout": 5}]}]
+  }
+}
+"#;
+
+const SCRIPT: &str = "import os, sys\nopen(os.environ['MARKER'], 'a').write(os.path.realpath(__file__) + ' ' + sys.argv[1] + '\\n')\n";
+
+/// A plugin-style hook source checkout.
+fn make_source(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = env.root().join(name);
+    write(&dir.join("hooks/hooks.json"), MANIFEST);
+    write(&dir.join("hooks/x.py"), SCRIPT);
+    dir
+}
+
+fn settings_value(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Every registered command string in a Claude-schema settings file.
+fn commands(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(events) = v["hooks"].as_object() {
+        for groups in events.values() {
+            for g in groups.as_array().unwrap() {
+                for h in g["hooks"].as_array().unwrap() {
+                    out.push(h["command"].as_str().unwrap().to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn state_of(env: &TestEnv, source: &Path) -> String {
+    let v = env.json([
+        Path::new("status").as_os_str(),
+        source.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    v["sources"][0]["state"].as_str().unwrap().to_string()
+}
+
+fn sh(env: &TestEnv, cmd: &str, stdin: &str, marker: &Path) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .env("HOME", &env.home)
+        .env("MARKER", marker)
+        .current_dir(env.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn install_only_adds_lines_and_second_install_changes_nothing() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let before = "{\n    \"zeta\": true,\n    \"alpha\": 1e3,\n    \"hooks\": {\n        \"Notification\": [\n            {\n                \"hooks\": [{\"type\": \"command\", \"command\": \"notify-send hi\"}]\n            }\n        ]\n    },\n    \"model\": \"opus\"\n}";
+    let settings = env.claude_settings();
+    write(&settings, before);
+    let report = env.json([
+        Path::new("install").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(report["changed"], true);
+    let after = std::fs::read_to_string(&settings).unwrap();
+    let diff = similar::TextDiff::from_lines(before, after.as_str());
+    let mut added = 0;
+    for change in diff.iter_all_changes() {
+        assert_ne!(
+            change.tag(),
+            similar::ChangeTag::Delete,
+            "a line was removed or changed:\n{after}"
+        );
+        if change.tag() == similar::ChangeTag::Insert {
+            added += 1;
+        }
+    }
+    assert!(added > 0);
+    // All added lines sit inside "hooks": between its opening line and the Notification key.
+    let start = after.find("\"hooks\": {").unwrap();
+    let end = after.find("\"Notification\"").unwrap();
+    for change in diff
+        .iter_all_changes()
+        .filter(|c| c.tag() == similar::ChangeTag::Insert)
+    {
+        let pos = after.find(change.value()).unwrap();
+        assert!(
+            pos > start && pos < end,
+            "added line outside hooks: {}",
+            change.value()
+        );
+    }
+    assert!(
+        after.contains("1e3") && !after.ends_with('\n') && after.contains("\n    \"zeta\": true,")
+    );
+    let v = settings_value(&settings);
+    assert_eq!(
+        v["hooks"]["Notification"][0]["hooks"][0]["command"],
+        "notify-send hi"
+    );
+
+    let mtime = std::fs::metadata(&settings).unwrap().mtime_nsec();
+    let listing = tree_listing(&env.home);
+    let again = env.json([
+        Path::new("install").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), after);
+    assert_eq!(std::fs::metadata(&settings).unwrap().mtime_nsec(), mtime);
+    assert_eq!(
+        tree_listing(&env.home),
+        listing,
+        "a current install wrote something"
+    );
+}
+
+#[test]
+fn symlinked_settings_stay_a_symlink_with_mode_kept() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let target = env.home.join("dotfiles/claude.json");
+    write(&target, "{\"model\": \"opus\"}\n");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../dotfiles/claude.json", env.claude_settings()).unwrap();
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let md = std::fs::symlink_metadata(env.claude_settings()).unwrap();
+    assert!(md.file_type().is_symlink());
+    assert_eq!(std::fs::metadata(&target).unwrap().mode() & 0o777, 0o640);
+    assert_eq!(commands(&settings_value(&target)).len(), 2);
+}
+
+#[test]
+fn malformed_settings_fail_and_change_nothing() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    write(&src.join("hooks/x.py"), "print('changed')\n");
+    write(
+        &env.claude_settings(),
+        "{\n  \"model\": \"opus\",\n  \"hooks\": {,\n}\n",
+    );
+    let current = std::fs::read_link(
+        env.fable_home
+            .join("sources")
+            .read_dir()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("current"),
+    )
+    .unwrap();
+    let listing = tree_listing(&env.home);
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:3:", env.claude_settings().display())),
+        "{err}"
+    );
+    assert_eq!(tree_listing(&env.home), listing);
+    let key_dir = env
+        .fable_home
+        .join("sources")
+        .read_dir()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        std::fs::read_link(key_dir.join("current")).unwrap(),
+        current
+    );
+}
+
+#[test]
+fn two_claude_profiles_converge_and_claude_config_dir_is_respected() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let work = env.root().join("claude-work");
+    std::fs::create_dir_all(&work).unwrap();
+    let second = env.root().join("claude-second");
+    env.ok([
+        Path::new("profile").as_os_str(),
+        "add".as_ref(),
+        "claude".as_ref(),
+        second.as_os_str(),
+    ]);
+    let out = env
+        .fable()
+        .env("CLAUDE_CONFIG_DIR", &work)
+        .args([Path::new("install").as_os_str(), src.as_os_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        commands(&settings_value(&work.join("settings.json"))).len(),
+        2
+    );
+    assert_eq!(
+        commands(&settings_value(&second.join("settings.json"))).len(),
+        2
+    );
+    assert!(
+        !env.claude_settings().exists(),
+        "~/.claude must not be used when CLAUDE_CONFIG_DIR is set"
+    );
+    let list = env
+        .fable()
+        .env("CLAUDE_CONFIG_DIR", &work)
+        .args(["profile", "list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        list.contains("claude-work") && list.contains("claude-second"),
+        "{list}"
+    );
+}
+
+#[test]
+fn staleness_and_half_applied_states_are_detected_and_repaired() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    assert_eq!(state_of(&env, &src), "never_migrated");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(state_of(&env, &src), "current");
+    let settings = env.claude_settings();
+    let installed = std::fs::read_to_string(&settings).unwrap();
+
+    write(&src.join("hooks/x.py"), "import sys\n");
+    assert_eq!(state_of(&env, &src), "stale_but_stable");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(state_of(&env, &src), "current");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        installed,
+        "command strings must not change"
+    );
+
+    // An owned entry edited to point at the live checkout.
+    let stable = format!("{}/sources/", env.fable_home.display());
+    let cmd = commands(&settings_value(&settings))[0].clone();
+    let key_root = &cmd[cmd.find(&stable).unwrap()..];
+    let key_root = &key_root[..key_root.find("/current").unwrap() + "/current".len()];
+    write(
+        &settings,
+        &installed.replace(key_root, src.to_str().unwrap()),
+    );
+    assert_eq!(state_of(&env, &src), "half_applied");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(state_of(&env, &src), "current");
+    let v = settings_value(&settings);
+    assert_eq!(commands(&v).len(), 2, "{v}");
+    assert!(commands(&v).iter().all(|c| c.contains(&stable)));
+
+    // A deleted owned entry.
+    let mut v = settings_value(&settings);
+    v["hooks"].as_object_mut().unwrap().shift_remove("Stop");
+    write(&settings, &serde_json::to_string_pretty(&v).unwrap());
+    assert_eq!(state_of(&env, &src), "half_applied");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(state_of(&env, &src), "current");
+
+    // A duplicated owned entry.
+    let mut v = settings_value(&settings);
+    let group = v["hooks"]["PreToolUse"][0].clone();
+    v["hooks"]["PreToolUse"].as_array_mut().unwrap().push(group);
+    write(&settings, &serde_json::to_string_pretty(&v).unwrap());
+    assert_eq!(state_of(&env, &src), "half_applied");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(state_of(&env, &src), "current");
+    assert_eq!(commands(&settings_value(&settings)).len(), 2);
+}
+
+#[test]
+fn dry_run_writes_nothing_and_prints_the_patch() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"opus\"}\n");
+    let listing = tree_listing(&env.root());
+    let out = env.ok([
+        Path::new("install").as_os_str(),
+        src.as_os_str(),
+        "--dry-run".as_ref(),
+    ]);
+    assert!(
+        out.contains("would change")
+            && out.contains("JSON Patch")
+            && out.contains("\"op\":\"add\""),
+        "{out}"
+    );
+    let v = env.json([
+        Path::new("install").as_os_str(),
+        src.as_os_str(),
+        "--dry-run".as_ref(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["profiles"][0]["patch"][0]["op"], "add");
+    assert_eq!(v["profiles"][0]["patch"][0]["path"], "/hooks");
+    assert_eq!(tree_listing(&env.root()), listing);
+    assert!(!env.fable_home.exists());
+}
+
+#[test]
+fn uninstall_removes_only_fable_entries_and_restore_gives_back_original_bytes() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let original = "{\"model\":\"opus\",\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"mine.sh\"}]}]}}";
+    write(&env.claude_settings(), original);
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(commands(&settings_value(&env.claude_settings())).len(), 3);
+    env.ok([Path::new("uninstall").as_os_str(), src.as_os_str()]);
+    let v = settings_value(&env.claude_settings());
+    assert_eq!(v, serde_json::from_str::<Value>(original).unwrap());
+    assert_eq!(commands(&v), vec!["mine.sh".to_string()]);
+    assert!(
+        std::fs::read_dir(env.fable_home.join("sources"))
+            .unwrap()
+            .next()
+            .is_none(),
+        "snapshot removed"
+    );
+
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_ne!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        original
+    );
+    env.ok([
+        Path::new("uninstall").as_os_str(),
+        src.as_os_str(),
+        "--restore".as_ref(),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        original
+    );
+}
+
+#[test]
+fn registered_commands_run_the_snapshot_and_fail_open_when_it_is_gone() {
+    let env = TestEnv::with_home_name("my home's \"dir\"");
+    let src = make_source(&env, "plugin");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let cmds = commands(&settings_value(&env.claude_settings()));
+    assert_eq!(cmds.len(), 2);
+    let marker = env.root().join("marker");
+    for c in &cmds {
+        let out = sh(&env, c, "{}", &marker);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{c}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let ran = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(ran.lines().count(), 2, "{ran}");
+    for line in ran.lines() {
+        assert!(
+            line.starts_with(&format!("{}/sources/", env.fable_home.display())),
+            "ran {line}, not the snapshot"
+        );
+    }
+    std::fs::remove_file(&marker).unwrap();
+    fable_snapshot_remove(&env.fable_home.join("sources"));
+    for c in &cmds {
+        let out = sh(&env, c, "{}", &marker);
+        assert_eq!(out.status.code(), Some(0), "{c}");
+    }
+    assert!(!marker.exists());
+}
+
+fn fable_snapshot_remove(dir: &Path) {
+    let _ = Command::new("chmod").arg("-R").arg("u+w").arg(dir).status();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn concurrent_installs_leave_exactly_one_copy_of_each_entry() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"opus\"}\n");
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            env.fable()
+                .args([Path::new("install").as_os_str(), src.as_os_str()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v = settings_value(&env.claude_settings());
+    assert_eq!(commands(&v).len(), 2, "{v}");
+    assert_eq!(v["model"], "opus");
+    assert_eq!(state_of(&env, &src), "current");
+}
+
+#[test]
+fn default_install_wires_the_evaluator_on_a_fresh_home() {
+    let env = TestEnv::new();
+    env.ok(["install"]);
+    let v = settings_value(&env.claude_settings());
+    for event in [
+        "SessionStart",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+    ] {
+        assert!(v["hooks"][event].is_array(), "{event} not wired: {v}");
+    }
+    let cmds = commands(&v);
+    assert_eq!(cmds.len(), 5);
+    for c in &cmds {
+        assert!(c.contains("/sources/default/current/bin/fable-hook"), "{c}");
+        let out = sh(&env, c, "{}", &env.root().join("unused"));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{c}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let st = env.json(["status", "--json"]);
+    assert_eq!(st["sources"][0]["key"], "default");
+    assert_eq!(st["sources"][0]["state"], "current");
+}
+
+#[test]
+fn rollback_switches_to_the_previous_generation() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let first = env.json([
+        Path::new("status").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ])["sources"][0]["snapshot_tree_hash"]
+        .clone();
+    write(&src.join("hooks/x.py"), "import sys\n");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    env.ok([Path::new("rollback").as_os_str(), src.as_os_str()]);
+    let st = env.json([
+        Path::new("status").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(st["sources"][0]["snapshot_tree_hash"], first);
+    assert_eq!(st["sources"][0]["state"], "stale_but_stable");
+}
+
+#[test]
+fn invalid_manifest_is_refused_with_its_path() {
+    let env = TestEnv::new();
+    let src = env.root().join("bad");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"python3 ${CLAUDE_PLUGIN_ROOT}/hooks/missing.py"}]}]}}"#,
+    );
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hooks/missing.py") && err.contains("hooks.json"),
+        "{err}"
+    );
+    assert!(!env.claude_settings().exists());
+}

@@ -2,13 +2,30 @@
 
 use clap::Args;
 
+use fable_installer::FableHome;
+
 use crate::cli::Run;
+use crate::cmd::render;
 
 #[derive(Args, Debug)]
-pub struct GcArgs {}
+pub struct GcArgs {
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
 
 impl Run for GcArgs {
     fn run(self) -> anyhow::Result<i32> {
-        anyhow::bail!("not built yet")
+        let home = FableHome::from_env()?;
+        let removed = fable_installer::generations::gc(&home, fable_installer::lock::DEFAULT_WAIT)?;
+        if self.json {
+            render::print_json(&serde_json::json!({ "removed": removed }))?;
+        } else {
+            for r in &removed {
+                println!("removed {}", r.display());
+            }
+            println!("{} generation(s) removed", removed.len());
+        }
+        Ok(0)
     }
 }

@@ -1,14 +1,112 @@
-//! `fable install`.
+//! `fable install [SOURCE]`.
 
+use std::path::PathBuf;
+
+use anyhow::Context;
 use clap::Args;
 
+use fable_installer::hosts::Host;
+use fable_installer::install::{install, InstallOptions};
+use fable_installer::sync::SourceSpec;
+use fable_installer::FableHome;
+
 use crate::cli::Run;
+use crate::cmd::render;
 
 #[derive(Args, Debug)]
-pub struct InstallArgs {}
+#[command(
+    after_help = "Examples:\n  fable install                 install the bundled evaluator into every profile\n  fable install ~/src/my-hooks  snapshot a hook source (hooks/hooks.json) and wire it\n  fable install --dry-run       print the plan and its JSON Patch; write nothing"
+)]
+pub struct InstallArgs {
+    /// Hook source directory (holding hooks/hooks.json); default: the bundled evaluator.
+    pub source: Option<PathBuf>,
+    /// Only these hosts (claude, codex, gemini, cursor); repeatable.
+    #[arg(long = "host", value_parser = parse_host)]
+    pub hosts: Vec<Host>,
+    /// Only the profile with this directory or settings file; repeatable.
+    #[arg(long = "profile")]
+    pub profiles: Vec<PathBuf>,
+    /// Print the plan (with its RFC 6902 JSON Patch) and write nothing at all.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Answer yes to every question (fable never prompts without a TTY anyway).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// Parses a `--host` value.
+pub fn parse_host(s: &str) -> Result<Host, String> {
+    Host::parse(s)
+        .ok_or_else(|| format!("unknown host {s:?} (expected claude, codex, gemini or cursor)"))
+}
 
 impl Run for InstallArgs {
     fn run(self) -> anyhow::Result<i32> {
-        anyhow::bail!("not built yet")
+        let home = FableHome::from_env()?;
+        let opts = InstallOptions {
+            spec: SourceSpec::from_arg(self.source.as_deref()),
+            hosts: self.hosts,
+            profile_dirs: self.profiles,
+            dry_run: self.dry_run,
+            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+        };
+        let what = match &opts.spec {
+            SourceSpec::Default => "the bundled evaluator".to_string(),
+            SourceSpec::Checkout(p) => p.display().to_string(),
+        };
+        let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
+        if self.json {
+            render::print_json(&report)?;
+            return Ok(0);
+        }
+        for s in &report.sources {
+            let verb = match (report.dry_run, s.changed) {
+                (true, true) => "would sync generation",
+                (false, true) => "synced generation",
+                (_, false) => "up to date at generation",
+            };
+            println!("source {}: {verb} {}", s.key, render::short(&s.tree_hash));
+        }
+        for plan in &report.plans {
+            let p = &plan.profile;
+            if plan.changed() {
+                let verb = if report.dry_run {
+                    "would change"
+                } else {
+                    "updated"
+                };
+                println!(
+                    "{} {}: {verb} ({} change(s))",
+                    p.host,
+                    p.path.display(),
+                    plan.patch.len()
+                );
+                if report.dry_run {
+                    print!(
+                        "{}",
+                        render::diff(plan.before.as_deref().unwrap_or(""), &plan.after, &p.path)
+                    );
+                    println!("JSON Patch: {}", serde_json::to_string(&plan.patch)?);
+                }
+                if p.host == Host::Codex {
+                    println!("  note: Codex trusts hooks by their definition and will ask you to trust the new entries");
+                }
+            } else {
+                println!("{} {}: unchanged", p.host, p.path.display());
+            }
+            if !plan.skipped_events.is_empty() {
+                println!(
+                    "  skipped (the host has no such event): {}",
+                    plan.skipped_events.join(", ")
+                );
+            }
+        }
+        if !report.changed {
+            println!("everything is current");
+        }
+        Ok(0)
     }
 }

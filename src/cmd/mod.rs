@@ -4,6 +4,7 @@ pub mod agent;
 pub mod gc;
 pub mod install;
 pub mod profile;
+pub mod render;
 pub mod rollback;
 pub mod status;
 pub mod uninstall;

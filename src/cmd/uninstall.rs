@@ -1,14 +1,60 @@
-//! `fable uninstall`.
+//! `fable uninstall [SOURCE]`.
 
+use std::path::PathBuf;
+
+use anyhow::Context;
 use clap::Args;
 
+use fable_installer::sync::SourceSpec;
+use fable_installer::uninstall::{uninstall, UninstallOptions};
+use fable_installer::FableHome;
+
 use crate::cli::Run;
+use crate::cmd::render;
 
 #[derive(Args, Debug)]
-pub struct UninstallArgs {}
+pub struct UninstallArgs {
+    /// Hook source directory or installed source key; default: the bundled evaluator.
+    pub source: Option<PathBuf>,
+    /// Also give back each settings file's original bytes (when nothing else changed since).
+    #[arg(long)]
+    pub restore: bool,
+    /// Print what would be removed and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
 
 impl Run for UninstallArgs {
     fn run(self) -> anyhow::Result<i32> {
-        anyhow::bail!("not built yet")
+        let home = FableHome::from_env()?;
+        let opts = UninstallOptions {
+            spec: SourceSpec::from_arg(self.source.as_deref()),
+            restore: self.restore,
+            dry_run: self.dry_run,
+            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+        };
+        let report = uninstall(&home, &opts).context("cannot uninstall")?;
+        if self.json {
+            render::print_json(&report)?;
+            return Ok(0);
+        }
+        for p in &report.profiles {
+            let verb = match (self.dry_run, p.changed) {
+                (true, true) => "would remove fable's entries",
+                (false, true) => "removed fable's entries",
+                (_, false) => "no entries of this source",
+            };
+            println!("{} {}: {verb}", p.host, p.path.display());
+        }
+        for r in &report.restored {
+            println!("restored original {}", r.display());
+        }
+        for n in &report.notes {
+            println!("note: {n}");
+        }
+        Ok(0)
     }
 }

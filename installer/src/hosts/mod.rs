@@ -7,7 +7,9 @@ use serde_json::{json, Map, Value};
 use fable_snapshot::manifest::Hook;
 
 /// An agent host fable can wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Host {
     Claude,
@@ -121,7 +123,13 @@ impl Host {
     }
 
     /// Renders one registered entry for a manifest hook whose command has been expanded.
-    pub fn render_entry(self, hook: &Hook, command: String, matcher: Option<&str>, index: usize) -> Value {
+    pub fn render_entry(
+        self,
+        hook: &Hook,
+        command: String,
+        matcher: Option<&str>,
+        index: usize,
+    ) -> Value {
         let mut m = Map::new();
         match self {
             Host::Claude | Host::Codex => {

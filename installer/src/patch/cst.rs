@@ -27,24 +27,49 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
             Edit::RemoveHooks => obj.get("hooks").ok_or("no hooks key")?.remove(),
             Edit::InsertEvent { event, items } => {
                 let hooks = hooks_obj(&obj)?;
-                hooks.insert(0, event, CstInputValue::Array(items.iter().map(to_input).collect()));
+                hooks.insert(
+                    0,
+                    event,
+                    CstInputValue::Array(items.iter().map(to_input).collect()),
+                );
             }
-            Edit::RemoveEvent { event } => hooks_obj(&obj)?.get(event).ok_or("no such event")?.remove(),
+            Edit::RemoveEvent { event } => {
+                hooks_obj(&obj)?.get(event).ok_or("no such event")?.remove()
+            }
             Edit::Append { event, value } => {
                 event_array(&obj, event)?.append(to_input(value));
             }
             Edit::RemoveGroup { event, group } => {
                 let arr = event_array(&obj, event)?;
-                arr.elements().get(*group).cloned().ok_or("group index out of range")?.remove();
+                arr.elements()
+                    .get(*group)
+                    .cloned()
+                    .ok_or("group index out of range")?
+                    .remove();
             }
-            Edit::RemoveEntry { event, group, entry } => {
+            Edit::RemoveEntry {
+                event,
+                group,
+                entry,
+            } => {
                 let arr = event_array(&obj, event)?;
-                let item = arr.elements().get(*group).cloned().ok_or("group index out of range")?;
+                let item = arr
+                    .elements()
+                    .get(*group)
+                    .cloned()
+                    .ok_or("group index out of range")?;
                 let target = match layout {
                     Layout::Flat => item,
                     Layout::Grouped => {
-                        let entries = item.as_object().and_then(|g| g.array_value("hooks")).ok_or("group has no hooks array")?;
-                        entries.elements().get(*entry).cloned().ok_or("entry index out of range")?
+                        let entries = item
+                            .as_object()
+                            .and_then(|g| g.array_value("hooks"))
+                            .ok_or("group has no hooks array")?;
+                        entries
+                            .elements()
+                            .get(*entry)
+                            .cloned()
+                            .ok_or("entry index out of range")?
                     }
                 };
                 target.remove();
@@ -55,11 +80,14 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
 }
 
 fn hooks_obj(obj: &CstObject) -> Result<CstObject, String> {
-    obj.object_value("hooks").ok_or_else(|| "no hooks object".to_string())
+    obj.object_value("hooks")
+        .ok_or_else(|| "no hooks object".to_string())
 }
 
 fn event_array(obj: &CstObject, event: &str) -> Result<CstArray, String> {
-    hooks_obj(obj)?.array_value(event).ok_or_else(|| format!("no {event} array"))
+    hooks_obj(obj)?
+        .array_value(event)
+        .ok_or_else(|| format!("no {event} array"))
 }
 
 /// Converts a serde value into the CST's input form (numbers keep their spelling).
@@ -70,6 +98,8 @@ fn to_input(v: &Value) -> CstInputValue {
         Value::Number(n) => CstInputValue::Number(n.to_string()),
         Value::String(s) => CstInputValue::String(s.clone()),
         Value::Array(a) => CstInputValue::Array(a.iter().map(to_input).collect()),
-        Value::Object(m) => CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), to_input(v))).collect()),
+        Value::Object(m) => {
+            CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), to_input(v))).collect())
+        }
     }
 }

@@ -46,7 +46,10 @@ impl Ownership {
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
-        self.mine.iter().chain(self.legacy.iter()).any(|m| cmd.contains(m.as_str()))
+        self.mine
+            .iter()
+            .chain(self.legacy.iter())
+            .any(|m| cmd.contains(m.as_str()))
     }
 }
 
@@ -54,7 +57,11 @@ impl Ownership {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
     /// Remove `hooks[event][group].hooks[entry]` (grouped) or `hooks[event][entry]` (flat).
-    RemoveEntry { event: String, group: usize, entry: usize },
+    RemoveEntry {
+        event: String,
+        group: usize,
+        entry: usize,
+    },
     /// Remove a whole group (all its entries were ours).
     RemoveGroup { event: String, group: usize },
     /// Remove an event key whose list our removals emptied.
@@ -87,26 +94,54 @@ impl Document {
         let exists = text.is_some();
         let text = text.unwrap_or_default();
         if text.trim().is_empty() {
-            return Ok(Document { value: json!({}), text, exists });
+            return Ok(Document {
+                value: json!({}),
+                text,
+                exists,
+            });
         }
         let value: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
             path: path.to_path_buf(),
             line: e.line(),
             column: e.column(),
-            message: e.to_string().split(" at line ").next().unwrap_or_default().to_string(),
+            message: e
+                .to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
         })?;
         if !value.is_object() {
-            return Err(Error::Invalid { path: path.to_path_buf(), message: "expected a JSON object at the top level".into() });
+            return Err(Error::Invalid {
+                path: path.to_path_buf(),
+                message: "expected a JSON object at the top level".into(),
+            });
         }
-        Ok(Document { text, value, exists })
+        Ok(Document {
+            text,
+            value,
+            exists,
+        })
     }
 }
 
 /// Plans the edits that make `doc` hold exactly `desired` for the source `own` identifies,
 /// leaving every other entry untouched.
-pub fn plan(path: &Path, doc: &Document, layout: Layout, desired: &Desired, own: &Ownership) -> Result<Vec<Edit>> {
-    let invalid = |message: String| Error::Invalid { path: path.to_path_buf(), message };
-    let root = doc.value.as_object().ok_or_else(|| invalid("expected a JSON object".into()))?;
+pub fn plan(
+    path: &Path,
+    doc: &Document,
+    layout: Layout,
+    desired: &Desired,
+    own: &Ownership,
+) -> Result<Vec<Edit>> {
+    let invalid = |message: String| Error::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let root = doc
+        .value
+        .as_object()
+        .ok_or_else(|| invalid("expected a JSON object".into()))?;
     let hooks = match root.get("hooks") {
         None => None,
         Some(Value::Object(m)) => Some(m),
@@ -115,7 +150,10 @@ pub fn plan(path: &Path, doc: &Document, layout: Layout, desired: &Desired, own:
     let mut edits = Vec::new();
     for (key, value) in &desired.required {
         if !root.contains_key(key) {
-            edits.push(Edit::InsertField { key: key.clone(), value: value.clone() });
+            edits.push(Edit::InsertField {
+                key: key.clone(),
+                value: value.clone(),
+            });
         }
     }
     let mut new_hooks: Vec<(String, Vec<Value>)> = Vec::new();
@@ -129,11 +167,20 @@ pub fn plan(path: &Path, doc: &Document, layout: Layout, desired: &Desired, own:
         }
     }
     for event in event_names {
-        let want: &[DesiredGroup] = desired.events.iter().find(|(e, _)| e == event).map(|(_, g)| g.as_slice()).unwrap_or(&[]);
+        let want: &[DesiredGroup] = desired
+            .events
+            .iter()
+            .find(|(e, _)| e == event)
+            .map(|(_, g)| g.as_slice())
+            .unwrap_or(&[]);
         let existing = match hooks.and_then(|h| h.get(event)) {
             None => None,
             Some(Value::Array(a)) => Some(a),
-            Some(_) => return Err(invalid(format!("\"hooks\".\"{event}\" is not an array; fix it by hand"))),
+            Some(_) => {
+                return Err(invalid(format!(
+                    "\"hooks\".\"{event}\" is not an array; fix it by hand"
+                )))
+            }
         };
         let Some(items) = existing else {
             let items = new_items(layout, want);
@@ -145,24 +192,39 @@ pub fn plan(path: &Path, doc: &Document, layout: Layout, desired: &Desired, own:
         let (event_edits, additions, emptied) = plan_event(event, items, layout, want, own);
         edits.extend(event_edits);
         if emptied && additions.is_empty() {
-            edits.push(Edit::RemoveEvent { event: event.to_string() });
+            edits.push(Edit::RemoveEvent {
+                event: event.to_string(),
+            });
             removed_events += 1;
         } else {
             for value in additions {
-                edits.push(Edit::Append { event: event.to_string(), value });
+                edits.push(Edit::Append {
+                    event: event.to_string(),
+                    value,
+                });
             }
         }
     }
     if let Some(h) = hooks {
         if removed_events > 0 && removed_events == h.len() && new_hooks.is_empty() {
-            edits.retain(|e| !matches!(e, Edit::RemoveEvent { .. } | Edit::RemoveEntry { .. } | Edit::RemoveGroup { .. }));
+            edits.retain(|e| {
+                !matches!(
+                    e,
+                    Edit::RemoveEvent { .. } | Edit::RemoveEntry { .. } | Edit::RemoveGroup { .. }
+                )
+            });
             edits.push(Edit::RemoveHooks);
         }
     }
     if !new_hooks.is_empty() {
         if hooks.is_none() {
-            let obj: Map<String, Value> = new_hooks.into_iter().map(|(e, items)| (e, Value::Array(items))).collect();
-            edits.push(Edit::InsertHooks { value: Value::Object(obj) });
+            let obj: Map<String, Value> = new_hooks
+                .into_iter()
+                .map(|(e, items)| (e, Value::Array(items)))
+                .collect();
+            edits.push(Edit::InsertHooks {
+                value: Value::Object(obj),
+            });
         } else {
             // Inserted first, in manifest order: insert in reverse so the first ends up first.
             for (event, items) in new_hooks.into_iter().rev() {
@@ -175,8 +237,15 @@ pub fn plan(path: &Path, doc: &Document, layout: Layout, desired: &Desired, own:
 
 fn new_items(layout: Layout, want: &[DesiredGroup]) -> Vec<Value> {
     match layout {
-        Layout::Grouped => want.iter().filter(|g| !g.entries.is_empty()).map(group_value).collect(),
-        Layout::Flat => want.iter().flat_map(|g| g.entries.iter().cloned()).collect(),
+        Layout::Grouped => want
+            .iter()
+            .filter(|g| !g.entries.is_empty())
+            .map(group_value)
+            .collect(),
+        Layout::Flat => want
+            .iter()
+            .flat_map(|g| g.entries.iter().cloned())
+            .collect(),
     }
 }
 
@@ -191,7 +260,13 @@ fn group_value(g: &DesiredGroup) -> Value {
 
 /// Plans one existing event list: returns removals, items to append, and whether our removals
 /// leave the list empty.
-fn plan_event(event: &str, items: &[Value], layout: Layout, want: &[DesiredGroup], own: &Ownership) -> (Vec<Edit>, Vec<Value>, bool) {
+fn plan_event(
+    event: &str,
+    items: &[Value],
+    layout: Layout,
+    want: &[DesiredGroup],
+    own: &Ownership,
+) -> (Vec<Edit>, Vec<Value>, bool) {
     // Owned entries: (group index, entry index, matcher, value).
     let mut owned: Vec<(usize, usize, Option<String>, &Value)> = Vec::new();
     let mut group_sizes = Vec::new();
@@ -199,7 +274,10 @@ fn plan_event(event: &str, items: &[Value], layout: Layout, want: &[DesiredGroup
         match layout {
             Layout::Grouped => {
                 let entries = item.get("hooks").and_then(Value::as_array);
-                let matcher = item.get("matcher").and_then(Value::as_str).map(str::to_string);
+                let matcher = item
+                    .get("matcher")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
                 group_sizes.push(entries.map_or(usize::MAX, Vec::len));
                 for (hi, e) in entries.into_iter().flatten().enumerate() {
                     if own.owns(e) {
@@ -230,13 +308,21 @@ fn plan_event(event: &str, items: &[Value], layout: Layout, want: &[DesiredGroup
         }
         if !missing.is_empty() {
             match layout {
-                Layout::Grouped => additions.push(group_value(&DesiredGroup { matcher: g.matcher.clone(), entries: missing })),
+                Layout::Grouped => additions.push(group_value(&DesiredGroup {
+                    matcher: g.matcher.clone(),
+                    entries: missing,
+                })),
                 Layout::Flat => additions.extend(missing),
             }
         }
     }
     // Removals, highest index first so earlier indexes stay valid.
-    let mut removals: Vec<(usize, usize)> = owned.iter().zip(&matched).filter(|(_, m)| !**m).map(|((g, h, _, _), _)| (*g, *h)).collect();
+    let mut removals: Vec<(usize, usize)> = owned
+        .iter()
+        .zip(&matched)
+        .filter(|(_, m)| !**m)
+        .map(|((g, h, _, _), _)| (*g, *h))
+        .collect();
     removals.sort_by(|a, b| b.cmp(a));
     let mut edits = Vec::new();
     let mut removed_per_group = vec![0usize; items.len()];
@@ -251,10 +337,17 @@ fn plan_event(event: &str, items: &[Value], layout: Layout, want: &[DesiredGroup
             if !done_groups.contains(&g) {
                 done_groups.push(g);
                 groups_removed += 1;
-                edits.push(Edit::RemoveGroup { event: event.to_string(), group: g });
+                edits.push(Edit::RemoveGroup {
+                    event: event.to_string(),
+                    group: g,
+                });
             }
         } else {
-            edits.push(Edit::RemoveEntry { event: event.to_string(), group: g, entry: h });
+            edits.push(Edit::RemoveEntry {
+                event: event.to_string(),
+                group: g,
+                entry: h,
+            });
         }
     }
     let emptied = groups_removed > 0 && groups_removed == items.len();
@@ -291,19 +384,42 @@ pub struct Applied {
 
 /// Applies `edits` to `doc`'s syntax tree and verifies that the new text parses to exactly what
 /// the JSON Patch gives when applied to the original value.
-pub fn apply_and_verify(path: &Path, doc: &Document, layout: Layout, edits: &[Edit]) -> Result<Applied> {
+pub fn apply_and_verify(
+    path: &Path,
+    doc: &Document,
+    layout: Layout,
+    edits: &[Edit],
+) -> Result<Applied> {
     let patch = to_json_patch(edits, layout);
-    let base = if doc.text.trim().is_empty() { "{}\n".to_string() } else { doc.text.clone() };
-    let text = apply_edits(&base, edits, layout).map_err(|message| Error::Invalid { path: path.to_path_buf(), message })?;
+    let base = if doc.text.trim().is_empty() {
+        "{}\n".to_string()
+    } else {
+        doc.text.clone()
+    };
+    let text = apply_edits(&base, edits, layout).map_err(|message| Error::Invalid {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let mut expected = doc.value.clone();
-    let ops: json_patch::Patch = serde_json::from_value(Value::Array(patch.clone()))
-        .map_err(|e| Error::Invalid { path: path.to_path_buf(), message: format!("internal: bad patch: {e}") })?;
-    json_patch::patch(&mut expected, &ops)
-        .map_err(|e| Error::Invalid { path: path.to_path_buf(), message: format!("internal: patch does not apply: {e}") })?;
-    let got: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::Invalid { path: path.to_path_buf(), message: format!("internal: edited text does not parse: {e}") })?;
+    let ops: json_patch::Patch =
+        serde_json::from_value(Value::Array(patch.clone())).map_err(|e| Error::Invalid {
+            path: path.to_path_buf(),
+            message: format!("internal: bad patch: {e}"),
+        })?;
+    json_patch::patch(&mut expected, &ops).map_err(|e| Error::Invalid {
+        path: path.to_path_buf(),
+        message: format!("internal: patch does not apply: {e}"),
+    })?;
+    let got: Value = serde_json::from_str(&text).map_err(|e| Error::Invalid {
+        path: path.to_path_buf(),
+        message: format!("internal: edited text does not parse: {e}"),
+    })?;
     if got != expected {
-        return Err(Error::Invalid { path: path.to_path_buf(), message: "internal: edited text differs from the planned patch; nothing was written".into() });
+        return Err(Error::Invalid {
+            path: path.to_path_buf(),
+            message: "internal: edited text differs from the planned patch; nothing was written"
+                .into(),
+        });
     }
     Ok(Applied { text, patch })
 }

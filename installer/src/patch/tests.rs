@@ -2,7 +2,10 @@ use super::*;
 use std::path::PathBuf;
 
 fn own() -> Ownership {
-    Ownership { mine: vec!["/fh/sources/k/".into()], legacy: vec!["/checkout/hooks/".into()] }
+    Ownership {
+        mine: vec!["/fh/sources/k/".into()],
+        legacy: vec!["/checkout/hooks/".into()],
+    }
 }
 
 fn entry(cmd: &str) -> Value {
@@ -12,8 +15,20 @@ fn entry(cmd: &str) -> Value {
 fn desired() -> Desired {
     Desired {
         events: vec![
-            ("PreToolUse".into(), vec![DesiredGroup { matcher: Some("Bash".into()), entries: vec![entry("/fh/sources/k/current/a")] }]),
-            ("Stop".into(), vec![DesiredGroup { matcher: None, entries: vec![entry("/fh/sources/k/current/b")] }]),
+            (
+                "PreToolUse".into(),
+                vec![DesiredGroup {
+                    matcher: Some("Bash".into()),
+                    entries: vec![entry("/fh/sources/k/current/a")],
+                }],
+            ),
+            (
+                "Stop".into(),
+                vec![DesiredGroup {
+                    matcher: None,
+                    entries: vec![entry("/fh/sources/k/current/b")],
+                }],
+            ),
         ],
         required: vec![],
     }
@@ -34,7 +49,11 @@ fn adds_only_lines_and_is_idempotent() {
     assert_eq!(patch.len(), 2);
     let diff = similar::TextDiff::from_lines(before, after.as_str());
     for change in diff.iter_all_changes() {
-        assert_ne!(change.tag(), similar::ChangeTag::Delete, "removed line: {change}\n{after}");
+        assert_ne!(
+            change.tag(),
+            similar::ChangeTag::Delete,
+            "removed line: {change}\n{after}"
+        );
     }
     assert!(after.contains("1e3") && !after.ends_with('\n'));
     let (again, patch) = converge(&after, &desired());
@@ -54,10 +73,19 @@ fn repairs_stale_duplicate_and_legacy_entries_leaving_foreign_ones() {
     let v: Value = serde_json::from_str(&after).unwrap();
     let groups = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(groups.len(), 3, "{after}");
-    assert_eq!(groups[0]["hooks"], json!([{"type": "command", "command": "foreign"}]));
+    assert_eq!(
+        groups[0]["hooks"],
+        json!([{"type": "command", "command": "foreign"}])
+    );
     assert_eq!(groups[1]["hooks"][0]["command"], "/fh/sources/k/current/a");
-    assert_eq!(groups[2]["hooks"][0]["command"], "/fh/sources/other/current/x");
-    assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "/fh/sources/k/current/b");
+    assert_eq!(
+        groups[2]["hooks"][0]["command"],
+        "/fh/sources/other/current/x"
+    );
+    assert_eq!(
+        v["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "/fh/sources/k/current/b"
+    );
 }
 
 #[test]
@@ -71,7 +99,9 @@ fn removing_everything_restores_the_original() {
 #[test]
 fn parse_errors_name_line_and_column() {
     let p = PathBuf::from("/x/settings.json");
-    let err = Document::parse(&p, Some("{\n  \"a\": 1,\n  oops\n}".into())).unwrap_err().to_string();
+    let err = Document::parse(&p, Some("{\n  \"a\": 1,\n  oops\n}".into()))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("/x/settings.json:3:"), "{err}");
 }
 
@@ -80,13 +110,24 @@ fn flat_layout_and_required_fields() {
     let p = PathBuf::from("/x/hooks.json");
     let doc = Document::parse(&p, None).unwrap();
     let d = Desired {
-        events: vec![("stop".into(), vec![DesiredGroup { matcher: None, entries: vec![json!({"command": "/fh/sources/k/current/b"})] }])],
+        events: vec![(
+            "stop".into(),
+            vec![DesiredGroup {
+                matcher: None,
+                entries: vec![json!({"command": "/fh/sources/k/current/b"})],
+            }],
+        )],
         required: vec![("version".into(), json!(1))],
     };
     let edits = plan(&p, &doc, Layout::Flat, &d, &own()).unwrap();
     let a = apply_and_verify(&p, &doc, Layout::Flat, &edits).unwrap();
     let v: Value = serde_json::from_str(&a.text).unwrap();
-    assert_eq!(v, json!({"version": 1, "hooks": {"stop": [{"command": "/fh/sources/k/current/b"}]}}));
+    assert_eq!(
+        v,
+        json!({"version": 1, "hooks": {"stop": [{"command": "/fh/sources/k/current/b"}]}})
+    );
     let doc2 = Document::parse(&p, Some(a.text.clone())).unwrap();
-    assert!(plan(&p, &doc2, Layout::Flat, &d, &own()).unwrap().is_empty());
+    assert!(plan(&p, &doc2, Layout::Flat, &d, &own())
+        .unwrap()
+        .is_empty());
 }

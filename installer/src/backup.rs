@@ -1,0 +1,70 @@
+//! Backups of settings files: the original (before fable first changed the file, kept once)
+//! and a copy before each change, under `$FABLE_HOME/backups/<profile-id>/`.
+
+use std::path::{Path, PathBuf};
+
+use fable_snapshot::fsutil::{create_dir_all_mode, write_atomic};
+
+use crate::error::{IoContext, Result};
+use crate::home::FableHome;
+
+const ORIGINAL: &str = "original";
+const ORIGINAL_ABSENT: &str = "original.absent";
+
+/// The backup directory of a profile.
+pub fn dir(home: &FableHome, profile_id: &str) -> PathBuf {
+    home.backups_dir().join(profile_id)
+}
+
+/// Saves `before` (the file's content, `None` when it did not exist) as the original if none
+/// is kept yet, and as the pre-change copy; returns the pre-change copy's path.
+pub fn save(
+    home: &FableHome,
+    profile_id: &str,
+    settings: &Path,
+    before: Option<&str>,
+) -> Result<PathBuf> {
+    let d = dir(home, profile_id);
+    create_dir_all_mode(&d, 0o700)?;
+    write_atomic(
+        &d.join("path"),
+        settings.to_string_lossy().as_bytes(),
+        0o600,
+    )?;
+    let has_original = d.join(ORIGINAL).exists() || d.join(ORIGINAL_ABSENT).exists();
+    if !has_original {
+        match before {
+            Some(text) => write_atomic(&d.join(ORIGINAL), text.as_bytes(), 0o600)?,
+            None => write_atomic(&d.join(ORIGINAL_ABSENT), b"", 0o600)?,
+        }
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let copy = d.join(format!("{stamp}.json"));
+    write_atomic(&copy, before.unwrap_or("").as_bytes(), 0o600)?;
+    Ok(copy)
+}
+
+/// The original content: `Some(Some(text))` when it existed, `Some(None)` when fable created the
+/// file, `None` when no backup is kept.
+pub fn original(home: &FableHome, profile_id: &str) -> Result<Option<Option<String>>> {
+    let d = dir(home, profile_id);
+    if d.join(ORIGINAL_ABSENT).exists() {
+        return Ok(Some(None));
+    }
+    let p = d.join(ORIGINAL);
+    match std::fs::read_to_string(&p) {
+        Ok(t) => Ok(Some(Some(t))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).at(p),
+    }
+}
+
+/// Forgets the original after a restore, so a later install records a fresh one.
+pub fn forget_original(home: &FableHome, profile_id: &str) {
+    let d = dir(home, profile_id);
+    let _ = std::fs::remove_file(d.join(ORIGINAL));
+    let _ = std::fs::remove_file(d.join(ORIGINAL_ABSENT));
+}

@@ -1,0 +1,78 @@
+//! `fable rollback` and `fable gc`: switching back to the previous generation and deleting the
+//! ones neither current nor previous.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::home::FableHome;
+use crate::lock::InstallLock;
+
+/// The result of a rollback.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rollback {
+    pub key: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// Makes the previous generation current again (and the current one previous).
+pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Rollback> {
+    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
+    let store = home.store();
+    let mut record = store.read_record(key)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "source {key} is not installed (see `fable status`)"
+        ))
+    })?;
+    let from = store
+        .current_hash(key)
+        .unwrap_or_else(|| record.tree_hash.clone());
+    let to = record.previous.clone().ok_or_else(|| {
+        Error::Usage(format!(
+            "source {key} has no previous generation to roll back to"
+        ))
+    })?;
+    if let Some(problem) = store.verify_generation(key, &to)? {
+        return Err(Error::Invalid {
+            path: store.gen_dir(key, &to),
+            message: problem,
+        });
+    }
+    store.switch_current(key, &to)?;
+    record.previous = Some(from.clone());
+    record.tree_hash = to.clone();
+    store.write_record(&record)?;
+    Ok(Rollback {
+        key: key.to_string(),
+        from,
+        to,
+    })
+}
+
+/// Deletes every generation that is neither current nor previous, for every source.
+pub fn gc(home: &FableHome, lock_wait: Duration) -> Result<Vec<PathBuf>> {
+    let store = home.store();
+    if !store.sources_dir().exists() {
+        return Ok(Vec::new());
+    }
+    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
+    let mut removed = Vec::new();
+    for key in store.keys()? {
+        let record = store.read_record(&key)?;
+        let current = store.current_hash(&key);
+        let previous = record.and_then(|r| r.previous);
+        let keep: Vec<&str> = current
+            .iter()
+            .chain(previous.iter())
+            .map(String::as_str)
+            .collect();
+        if keep.is_empty() {
+            continue;
+        }
+        removed.extend(store.gc(&key, &keep)?);
+    }
+    Ok(removed)
+}

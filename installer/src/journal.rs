@@ -1,0 +1,79 @@
+//! The intent journal: `$FABLE_HOME/journal/<id>.json` records an install in flight (which
+//! source generation and which settings files it is about to write) and is removed when the
+//! install is done. A journal left behind means an install was interrupted; the doctor reports
+//! it and `--fix` converges again.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use fable_snapshot::fsutil::{create_dir_all_mode, write_atomic};
+
+use crate::error::{Error, Result};
+use crate::home::FableHome;
+
+/// What an install intends to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Intent {
+    pub pid: u32,
+    pub started_at: u64,
+    pub operation: String,
+    pub source_key: String,
+    /// The checkout, `None` for the default source.
+    pub source: Option<PathBuf>,
+    pub tree_hash: String,
+    pub previous_tree_hash: Option<String>,
+    /// Settings files and the JSON Patch planned for each.
+    pub profiles: Vec<(PathBuf, serde_json::Value)>,
+}
+
+/// An open journal entry; call [`Journal::finish`] when the operation completed.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Records `intent` durably before the operation writes anything else.
+    pub fn begin(home: &FableHome, intent: &Intent) -> Result<Self> {
+        let dir = home.journal_dir();
+        create_dir_all_mode(&dir, 0o700)?;
+        let path = dir.join(format!("{}-{}.json", intent.started_at, intent.pid));
+        let text = serde_json::to_vec_pretty(intent).map_err(|e| Error::Invalid {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        write_atomic(&path, &text, 0o600)?;
+        Ok(Journal { path })
+    }
+
+    /// Removes the entry: the operation is complete.
+    pub fn finish(self) -> Result<()> {
+        std::fs::remove_file(&self.path).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// Journal entries left by interrupted operations (whose process is gone).
+pub fn interrupted(home: &FableHome) -> Vec<(PathBuf, Option<Intent>)> {
+    let Ok(rd) = std::fs::read_dir(home.journal_dir()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, Option<Intent>)> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let intent = std::fs::read(&p)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Intent>(&b).ok());
+            (p, intent)
+        })
+        .filter(|(_, i)| {
+            !i.as_ref().is_some_and(|i| {
+                i.pid != std::process::id() && fable_snapshot::store::pid_alive(i.pid as i32)
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}

@@ -1,0 +1,107 @@
+//! Profiles: (host, settings file) pairs that an install converges. Found by default from the
+//! environment and HOME, plus those registered in config.toml.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::home::FableHome;
+use crate::hosts::Host;
+
+/// Where a profile came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Default,
+    Registered,
+}
+
+/// One host configuration fable converges.
+#[derive(Debug, Clone, Serialize)]
+pub struct Profile {
+    pub host: Host,
+    /// The profile's configuration directory.
+    pub dir: PathBuf,
+    /// The hook settings file inside it.
+    pub path: PathBuf,
+    pub origin: Origin,
+}
+
+impl Profile {
+    fn new(host: Host, dir: PathBuf, origin: Origin) -> Self {
+        let path = dir.join(host.settings_file_name());
+        Profile {
+            host,
+            dir,
+            path,
+            origin,
+        }
+    }
+
+    /// A short identifier for backups: host plus a hash of the path.
+    pub fn id(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(self.path.as_os_str().as_encoded_bytes());
+        format!("{}-{}", self.host, &fable_snapshot::key::hex(&d)[..12])
+    }
+}
+
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The default directory of a host's profile for this user.
+pub fn default_dir(host: Host, user_home: &Path) -> PathBuf {
+    match host {
+        Host::Claude => env_dir("CLAUDE_CONFIG_DIR").unwrap_or_else(|| user_home.join(".claude")),
+        Host::Codex => env_dir("CODEX_HOME").unwrap_or_else(|| user_home.join(".codex")),
+        Host::Gemini => user_home.join(".gemini"),
+        Host::Cursor => user_home.join(".cursor"),
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let ca = a.canonicalize().unwrap_or_else(|_| a.to_path_buf());
+    let cb = b.canonicalize().unwrap_or_else(|_| b.to_path_buf());
+    ca == cb
+}
+
+/// Every enabled profile: Claude Code always; another host when its directory exists; plus
+/// every registered profile (deduplicated by real directory).
+pub fn discover(home: &FableHome) -> Result<Vec<Profile>> {
+    let config = Config::load(&home.config_path())?;
+    let mut out: Vec<Profile> = Vec::new();
+    for host in Host::ALL {
+        let dir = default_dir(host, home.user_home());
+        if host == Host::Claude || dir.is_dir() {
+            out.push(Profile::new(host, dir, Origin::Default));
+        }
+    }
+    for r in config.profiles()? {
+        if !out
+            .iter()
+            .any(|p| p.host == r.host && same_dir(&p.dir, &r.dir))
+        {
+            out.push(Profile::new(r.host, r.dir, Origin::Registered));
+        }
+    }
+    Ok(out)
+}
+
+/// Keeps only the profiles matching the `--host` / `--profile` filters (empty = all).
+pub fn filter(profiles: Vec<Profile>, hosts: &[Host], dirs: &[PathBuf]) -> Vec<Profile> {
+    profiles
+        .into_iter()
+        .filter(|p| hosts.is_empty() || hosts.contains(&p.host))
+        .filter(|p| {
+            dirs.is_empty()
+                || dirs
+                    .iter()
+                    .any(|d| same_dir(d, &p.dir) || same_dir(d, &p.path))
+        })
+        .collect()
+}

@@ -1,0 +1,214 @@
+//! Classifying sources into the four states of DESIGN section 7, evaluated in order:
+//! `never_migrated`, `half_applied`, `stale_but_stable`, `current`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use fable_snapshot::hash::hash_files;
+use fable_snapshot::key::DEFAULT_KEY;
+use fable_snapshot::manifest::Manifest;
+use fable_snapshot::source_set::{source_paths, SourceConfig, MANIFEST_PATH};
+
+use crate::converge::plan_profile;
+use crate::default_source;
+use crate::error::Result;
+use crate::home::FableHome;
+use crate::profiles::{self, Profile};
+use crate::sync::SourceSpec;
+
+/// A source's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    NeverMigrated,
+    HalfApplied,
+    StaleButStable,
+    Current,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::NeverMigrated => "never_migrated",
+            State::HalfApplied => "half_applied",
+            State::StaleButStable => "stale_but_stable",
+            State::Current => "current",
+        }
+    }
+}
+
+/// One profile's wiring for a source.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileStatus {
+    pub host: String,
+    pub path: PathBuf,
+    /// `current` (matches the plan), `half_applied` (does not), `never_migrated` (no snapshot
+    /// yet) or `error` (the file cannot be read or parsed).
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One source in `fable status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceStatus {
+    pub key: String,
+    pub source: Option<PathBuf>,
+    pub state: State,
+    pub live_tree_hash: Option<String>,
+    pub snapshot_tree_hash: Option<String>,
+    pub profiles: Vec<ProfileStatus>,
+    /// Human-readable reasons for a state other than `current`.
+    pub problems: Vec<String>,
+}
+
+/// The source's live tree hash (using its stat cache), or why it cannot be computed.
+pub fn live_tree_hash(
+    home: &FableHome,
+    key: &str,
+    source: Option<&Path>,
+) -> std::result::Result<String, String> {
+    let record = home.store().read_record(key).ok().flatten();
+    let cache = record.as_ref().map(|r| &r.stat_cache);
+    let files = if key == DEFAULT_KEY && source.is_none() {
+        default_source::files().map_err(|e| e.to_string())?
+    } else {
+        let Some(src) = source else {
+            return Err("the source's checkout is not recorded".into());
+        };
+        if !src.is_dir() {
+            return Err(format!("checkout {} is gone", src.display()));
+        }
+        let cfg = SourceConfig::load(src).map_err(|e| e.to_string())?;
+        source_paths(src, &cfg).map_err(|e| e.to_string())?
+    };
+    hash_files(&files, cache)
+        .map(|(h, _, _)| h)
+        .map_err(|e| e.to_string())
+}
+
+/// The manifest of a source's current generation.
+pub fn current_manifest(home: &FableHome, key: &str) -> std::result::Result<Manifest, String> {
+    let path = home.store().current_link(key).join(MANIFEST_PATH);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Manifest::parse(&text, &path).map_err(|e| e.to_string())
+}
+
+/// Classifies one source against the given profiles.
+pub fn source_status(
+    home: &FableHome,
+    key: &str,
+    source: Option<PathBuf>,
+    profiles: &[Profile],
+) -> SourceStatus {
+    let store = home.store();
+    let snapshot = store
+        .current_hash(key)
+        .filter(|_| store.current_is_complete(key));
+    let mut problems = Vec::new();
+    let live = match live_tree_hash(home, key, source.as_deref()) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            problems.push(e);
+            None
+        }
+    };
+    let mut profile_states = Vec::new();
+    let mut wiring_ok = true;
+    let manifest = if snapshot.is_some() {
+        match current_manifest(home, key) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                problems.push(e);
+                wiring_ok = false;
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
+    for p in profiles {
+        let (state, message) = match (&snapshot, &manifest) {
+            (None, _) => ("never_migrated".to_string(), None),
+            (Some(_), None) => (
+                "half_applied".to_string(),
+                Some("current generation has no readable manifest".to_string()),
+            ),
+            (Some(_), Some(m)) => match plan_profile(home, p, key, Some(m), &checkouts) {
+                Ok(plan) if !plan.changed() => ("current".to_string(), None),
+                Ok(plan) => {
+                    wiring_ok = false;
+                    let n = plan.patch.len();
+                    problems.push(format!(
+                        "{} ({}) does not match the plan: {n} change(s) needed",
+                        p.path.display(),
+                        p.host
+                    ));
+                    (
+                        "half_applied".to_string(),
+                        Some(format!("{n} change(s) needed")),
+                    )
+                }
+                Err(e) => {
+                    wiring_ok = false;
+                    problems.push(e.to_string());
+                    ("error".to_string(), Some(e.to_string()))
+                }
+            },
+        };
+        profile_states.push(ProfileStatus {
+            host: p.host.name().to_string(),
+            path: p.path.clone(),
+            state,
+            message,
+        });
+    }
+    let state = if snapshot.is_none() {
+        problems.push("no complete snapshot exists".into());
+        State::NeverMigrated
+    } else if !wiring_ok {
+        State::HalfApplied
+    } else if live.is_some() && live != snapshot {
+        problems.push(
+            "the source changed since its last sync; run `fable install` to take the change".into(),
+        );
+        State::StaleButStable
+    } else {
+        State::Current
+    };
+    SourceStatus {
+        key: key.to_string(),
+        source,
+        state,
+        live_tree_hash: live,
+        snapshot_tree_hash: snapshot,
+        profiles: profile_states,
+        problems,
+    }
+}
+
+/// Status of one source (`spec`) or of every source in the store.
+pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceStatus>> {
+    let profiles = profiles::discover(home)?;
+    let store = home.store();
+    let mut targets: Vec<(String, Option<PathBuf>)> = Vec::new();
+    match spec {
+        Some(SourceSpec::Default) => targets.push((DEFAULT_KEY.to_string(), None)),
+        Some(SourceSpec::Checkout(p)) => {
+            let real = p.canonicalize().map_err(|e| crate::Error::io(p, e))?;
+            targets.push((fable_snapshot::source_key(&real), Some(real)));
+        }
+        None => {
+            for key in store.keys()? {
+                let source = store.read_record(&key)?.and_then(|r| r.source);
+                targets.push((key, source));
+            }
+        }
+    }
+    Ok(targets
+        .into_iter()
+        .map(|(k, s)| source_status(home, &k, s, &profiles))
+        .collect())
+}

@@ -1,0 +1,211 @@
+//! Syncing a source into its snapshot: prepare (read, validate, hash — no writes) and commit
+//! (write the generation, switch `current`, record). Splitting the two lets an install plan
+//! and validate everything before it writes anything.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use fable_snapshot::hash::{hash_files, StatCache};
+use fable_snapshot::key::{source_key, DEFAULT_KEY};
+use fable_snapshot::manifest::Manifest;
+use fable_snapshot::source_set::{source_paths, Content, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::SourceRecord;
+
+use crate::default_source;
+use crate::error::{Error, IoContext, Result};
+use crate::home::FableHome;
+
+/// Which source to work on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// The embedded default (the bundled evaluator).
+    Default,
+    /// A checkout directory holding `hooks/hooks.json`.
+    Checkout(PathBuf),
+}
+
+impl SourceSpec {
+    /// `None` means the default; a path names a checkout.
+    pub fn from_arg(arg: Option<&Path>) -> Self {
+        match arg {
+            None => SourceSpec::Default,
+            Some(p) if p.as_os_str() == "default" && !p.exists() => SourceSpec::Default,
+            Some(p) => SourceSpec::Checkout(p.to_path_buf()),
+        }
+    }
+}
+
+/// A source read and validated, ready to commit.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub key: String,
+    /// The checkout's real path (`None` for the default source).
+    pub source: Option<PathBuf>,
+    /// The path as the user gave it (for legacy-wiring detection through symlinks).
+    pub given: Option<PathBuf>,
+    pub files: Vec<SourceFile>,
+    pub config: SourceConfig,
+    pub manifest: Manifest,
+    pub manifest_digest: String,
+    pub tree_hash: String,
+    pub stat_cache: StatCache,
+    pub record: Option<SourceRecord>,
+    /// What `current` points at now.
+    pub current: Option<String>,
+}
+
+impl Prepared {
+    /// True when committing would write a new generation or switch `current`.
+    pub fn needs_sync(&self, home: &FableHome) -> bool {
+        self.current.as_deref() != Some(self.tree_hash.as_str())
+            || !home.store().current_is_complete(&self.key)
+    }
+
+    /// True when the record (stat cache, tree hash) differs from what commit would write.
+    fn record_stale(&self) -> bool {
+        match &self.record {
+            None => true,
+            Some(r) => {
+                r.tree_hash != self.tree_hash
+                    || r.stat_cache != self.stat_cache
+                    || r.source != self.source
+            }
+        }
+    }
+}
+
+/// Reads, validates and hashes a source without writing anything.
+pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
+    let store = home.store();
+    let (key, source, given, files, config) = match spec {
+        SourceSpec::Default => (
+            DEFAULT_KEY.to_string(),
+            None,
+            None,
+            default_source::files()?,
+            SourceConfig::default(),
+        ),
+        SourceSpec::Checkout(p) => {
+            let real = p.canonicalize().at(p)?;
+            if !real.is_dir() {
+                return Err(Error::Invalid {
+                    path: real,
+                    message: "a hook source must be a directory holding hooks/hooks.json".into(),
+                });
+            }
+            let config = SourceConfig::load(&real)?;
+            let files = source_paths(&real, &config)?;
+            (
+                source_key(&real),
+                Some(real),
+                Some(p.clone()),
+                files,
+                config,
+            )
+        }
+    };
+    let manifest_file = files.iter().find(|f| f.rel == MANIFEST_PATH);
+    let manifest_path = source
+        .as_deref()
+        .map(|s| s.join(MANIFEST_PATH))
+        .unwrap_or_else(|| PathBuf::from("(embedded)/hooks/hooks.json"));
+    let manifest_bytes = match manifest_file.map(|f| &f.content) {
+        Some(Content::Bytes(b)) => b.to_vec(),
+        Some(Content::Path(p)) => std::fs::read(p).at(p)?,
+        None => {
+            return Err(Error::Snapshot(fable_snapshot::Error::NoManifest {
+                path: manifest_path,
+            }))
+        }
+    };
+    let text = String::from_utf8(manifest_bytes).map_err(|_| Error::Invalid {
+        path: manifest_path.clone(),
+        message: "manifest is not UTF-8".into(),
+    })?;
+    let manifest = Manifest::parse(&text, &manifest_path)?;
+    let set: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    manifest.validate(&manifest_path, &set)?;
+    let record = store.read_record(&key)?;
+    let (tree_hash, _, stat_cache) = hash_files(&files, record.as_ref().map(|r| &r.stat_cache))?;
+    let current = store.current_hash(&key);
+    Ok(Prepared {
+        key,
+        source,
+        given,
+        files,
+        config,
+        manifest,
+        manifest_digest: fable_snapshot::hash::hash_reader(text.as_bytes()).unwrap_or_default(),
+        tree_hash,
+        stat_cache,
+        record,
+        current,
+    })
+}
+
+/// What a commit did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Synced {
+    pub key: String,
+    pub source: Option<PathBuf>,
+    pub tree_hash: String,
+    pub previous_tree_hash: Option<String>,
+    /// True when a new generation became current.
+    pub changed: bool,
+}
+
+/// Writes the generation (if needed), switches `current`, and records the source.
+pub fn commit(home: &FableHome, p: &Prepared) -> Result<Synced> {
+    let store = home.store();
+    let switching = p.needs_sync(home);
+    if switching || p.record_stale() {
+        home.ensure()?;
+    }
+    if switching {
+        store.write_generation(&p.key, &p.files, &p.tree_hash)?;
+        store.switch_current(&p.key, &p.tree_hash)?;
+    }
+    let previous = if switching {
+        p.current.clone().filter(|c| *c != p.tree_hash)
+    } else {
+        p.record.as_ref().and_then(|r| r.previous.clone())
+    };
+    if switching || p.record_stale() {
+        let record = SourceRecord {
+            key: p.key.clone(),
+            source: p.source.clone(),
+            tree_hash: p.tree_hash.clone(),
+            previous: previous.clone(),
+            synced_at: if switching {
+                now()
+            } else {
+                p.record.as_ref().map_or_else(now, |r| r.synced_at)
+            },
+            manifest_digest: p.manifest_digest.clone(),
+            stat_cache: p.stat_cache.clone(),
+        };
+        store.write_record(&record)?;
+    }
+    Ok(Synced {
+        key: p.key.clone(),
+        source: p.source.clone(),
+        tree_hash: p.tree_hash.clone(),
+        previous_tree_hash: if switching { previous } else { None },
+        changed: switching,
+    })
+}
+
+/// Prepares and commits a checkout in one step (used by git-hook installs).
+pub fn sync_source(home: &FableHome, source: &Path) -> Result<Synced> {
+    let p = prepare(home, &SourceSpec::Checkout(source.to_path_buf()))?;
+    commit(home, &p)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

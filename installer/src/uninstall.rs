@@ -1,0 +1,128 @@
+//! `fable uninstall`: remove exactly one source's entries from every profile (optionally
+//! giving back each file's original bytes), then its snapshot.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use fable_snapshot::key::DEFAULT_KEY;
+
+use crate::converge::{plan_profile, write_plan, ProfileReport};
+use crate::error::{Error, Result};
+use crate::home::FableHome;
+use crate::lock::InstallLock;
+use crate::patch::Document;
+use crate::profiles;
+use crate::sync::SourceSpec;
+
+/// What to uninstall.
+#[derive(Debug, Clone)]
+pub struct UninstallOptions {
+    pub spec: SourceSpec,
+    pub restore: bool,
+    pub dry_run: bool,
+    pub lock_wait: Duration,
+}
+
+/// The result of an uninstall.
+#[derive(Debug, Clone, Serialize)]
+pub struct UninstallReport {
+    pub changed: bool,
+    pub key: String,
+    pub profiles: Vec<ProfileReport>,
+    /// Files given back byte-for-byte by `--restore`.
+    pub restored: Vec<PathBuf>,
+    /// Why a `--restore` was not possible for a file.
+    pub notes: Vec<String>,
+}
+
+/// Resolves a source argument to its key and live checkout (which may be gone).
+pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Option<PathBuf>)> {
+    match spec {
+        SourceSpec::Default => Ok((DEFAULT_KEY.to_string(), None)),
+        SourceSpec::Checkout(p) => {
+            if let Ok(real) = p.canonicalize() {
+                return Ok((fable_snapshot::source_key(&real), Some(real)));
+            }
+            let name = p.to_string_lossy();
+            if home.store().source_dir(&name).is_dir() {
+                let source = home.store().read_record(&name)?.and_then(|r| r.source);
+                return Ok((name.into_owned(), source));
+            }
+            Err(Error::Usage(format!(
+                "{name}: neither a checkout nor an installed source key (see `fable status`)"
+            )))
+        }
+    }
+}
+
+/// Removes the source's wiring from every profile and deletes its snapshot.
+pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallReport> {
+    let (key, source) = resolve_key(home, &opts.spec)?;
+    let _lock = if opts.dry_run {
+        None
+    } else {
+        Some(InstallLock::acquire(&home.lock_path(), opts.lock_wait)?)
+    };
+    let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
+    let plans = profiles::discover(home)?
+        .iter()
+        .map(|p| plan_profile(home, p, &key, None, &checkouts))
+        .collect::<Result<Vec<_>>>()?;
+    let mut report = UninstallReport {
+        changed: plans.iter().any(|p| p.changed()),
+        key: key.clone(),
+        profiles: plans.iter().map(|p| p.report()).collect(),
+        restored: Vec::new(),
+        notes: Vec::new(),
+    };
+    if opts.dry_run {
+        return Ok(report);
+    }
+    for plan in &plans {
+        write_plan(home, plan)?;
+        if !opts.restore {
+            continue;
+        }
+        let id = plan.profile.id();
+        let path = &plan.profile.path;
+        match crate::backup::original(home, &id)? {
+            None => report
+                .notes
+                .push(format!("{}: no original backup is kept", path.display())),
+            Some(original) => {
+                let now = crate::converge::read_settings(path)?;
+                let now_doc = Document::parse(path, now.clone())?;
+                let orig_doc = Document::parse(path, original.clone())?;
+                if now_doc.value != orig_doc.value {
+                    report.notes.push(format!(
+                        "{}: changed since fable first wrote it; kept as is (the original is in {})",
+                        path.display(),
+                        crate::backup::dir(home, &id).display()
+                    ));
+                    continue;
+                }
+                match original {
+                    Some(text) if now.as_deref() != Some(text.as_str()) => {
+                        fable_snapshot::fsutil::write_atomic(path, text.as_bytes(), 0o600)?;
+                        report.restored.push(path.clone());
+                        report.changed = true;
+                    }
+                    None if now.is_some() => {
+                        std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                        report.restored.push(path.clone());
+                        report.changed = true;
+                    }
+                    _ => {}
+                }
+                crate::backup::forget_original(home, &id);
+            }
+        }
+    }
+    if home.store().source_dir(&key).exists() {
+        home.store().remove_source(&key)?;
+        report.changed = true;
+    }
+    Ok(report)
+}

@@ -1,0 +1,129 @@
+//! Turns a source's manifest into the entries each host should hold: placeholders expanded to
+//! the stable path, shell-quoted, and guarded so a missing snapshot file exits 0 (fail open).
+
+use std::path::Path;
+
+use fable_snapshot::manifest::{expand_command, shell_quote, Manifest};
+
+use crate::home::FableHome;
+use crate::hosts::Host;
+use crate::patch::{Desired, DesiredGroup, Ownership};
+
+/// The registered command for a manifest command.
+pub fn registered_command(command: &str, stable_root: &Path, host: Host) -> String {
+    let root = stable_root.to_string_lossy();
+    let e = expand_command(command, &root, host.name());
+    if e.referenced.is_empty() {
+        return e.command;
+    }
+    let mut guards: Vec<String> = Vec::new();
+    for rel in &e.referenced {
+        let g = format!("[ -e {} ]", shell_quote(&format!("{root}/{rel}")));
+        if !guards.contains(&g) {
+            guards.push(g);
+        }
+    }
+    format!("{} || exit 0; {}", guards.join(" && "), e.command)
+}
+
+/// The desired entries of `manifest` for `host`, and the canonical events the host lacks.
+pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired, Vec<String>) {
+    let mut events = Vec::new();
+    let mut skipped = Vec::new();
+    let mut index = 0;
+    for (event, groups) in &manifest.events {
+        let Some(name) = host.event_name(event) else {
+            skipped.push(event.clone());
+            continue;
+        };
+        let mut out = Vec::new();
+        for g in groups {
+            let entries = g
+                .hooks
+                .iter()
+                .map(|h| {
+                    index += 1;
+                    host.render_entry(
+                        h,
+                        registered_command(&h.command, stable_root, host),
+                        g.matcher.as_deref(),
+                        index,
+                    )
+                })
+                .collect();
+            out.push(DesiredGroup {
+                matcher: g.matcher.clone(),
+                entries,
+            });
+        }
+        events.push((name.to_string(), out));
+    }
+    let required = host
+        .required_fields()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    (Desired { events, required }, skipped)
+}
+
+/// Markers for a path prefix as it may appear in a command: raw and shell-quoted.
+pub fn path_markers(prefix: &str) -> Vec<String> {
+    let mut out = vec![prefix.to_string()];
+    let quoted = shell_quote(&format!("{prefix}x"));
+    if let Some(open) = quoted.strip_suffix("x'") {
+        out.push(open.to_string());
+    }
+    out
+}
+
+/// Ownership of one source's entries: its stable path, plus its live checkout's hooks
+/// directory (unmigrated wiring that an install replaces).
+pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership {
+    let mine = path_markers(&format!("{}{key}/", home.sources_prefix()));
+    let mut legacy = Vec::new();
+    for c in checkouts {
+        legacy.extend(path_markers(&format!("{}/hooks/", c.display())));
+    }
+    Ownership { mine, legacy }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guarded_command_runs_and_fails_open() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("it's a $dir");
+        std::fs::create_dir_all(root.join("hooks")).unwrap();
+        std::fs::write(root.join("hooks/x.sh"), "echo ran-$1; exit 3").unwrap();
+        let cmd = registered_command(
+            "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" arg",
+            &root,
+            Host::Claude,
+        );
+        let run = || {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&cmd)
+                .output()
+                .unwrap()
+        };
+        let out = run();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ran-arg\n", "{cmd}");
+        assert_eq!(out.status.code(), Some(3));
+        std::fs::remove_file(root.join("hooks/x.sh")).unwrap();
+        assert_eq!(run().status.code(), Some(0));
+    }
+
+    #[test]
+    fn quoted_marker_matches_quoted_paths() {
+        let m = path_markers("/h/it's/.fable/sources/k/");
+        let cmd = registered_command(
+            "\"${FABLE_ROOT}/bin/x\"",
+            Path::new("/h/it's/.fable/sources/k/current"),
+            Host::Claude,
+        );
+        assert!(m.iter().any(|m| cmd.contains(m.as_str())), "{cmd} {m:?}");
+    }
+}

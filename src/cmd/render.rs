@@ -1,0 +1,23 @@
+//! Shared rendering helpers: JSON output, short hashes, text diffs.
+
+use std::path::Path;
+
+/// Prints one JSON document on stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// The first 12 characters of a hash.
+pub fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// A unified diff of a file's before and after text.
+pub fn diff(before: &str, after: &str, path: &Path) -> String {
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .header(&name, &name)
+        .to_string()
+}
