@@ -1,0 +1,289 @@
+//! The library side of the agent commands: `fable init`, `fable evidence`, `fable phase`,
+//! `fable state`. They let an agent satisfy the Stop gate honestly: every change is a state
+//! transaction (lock, debt folding, atomic write), evidence is validated (kind, substantive
+//! detail), and `phase complete` is refused while the Stop gate would still block for
+//! verification or open cards.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::debt;
+use crate::discovery::{discover, Found};
+use crate::error::{Error, Result};
+use crate::fs_safety::{self, check_dir, kind, Kind};
+use crate::ledger::Ledger;
+use crate::project::{Config, Project};
+use crate::state::{now_rfc3339, Evidence, State, EVIDENCE_KINDS, PHASES};
+use crate::{events, Event};
+
+/// The ledger written by `fable init` when none exists.
+pub const LEDGER_TEMPLATE: &str = "# fable ledger\n\n\
+<!-- One card per line: `- [ ] open`, `- [x] closed -- evidence: <command and result>`,\n\
+     `- [~] deferred -- reason`. A line `PAUSED: reason` pauses enforcement. -->\n";
+
+const GITIGNORE: &str = "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\n";
+
+/// Tunables for the commands: like the evaluator's, but a longer default lock wait (5 s).
+pub fn command_config() -> Config {
+    let mut c = Config::from_env();
+    if std::env::var_os("FABLE_LOCK_WAIT_MS").is_none() {
+        c.lock_wait = Duration::from_secs(5);
+    }
+    c
+}
+
+/// Finds the project governing `cwd` (the same discovery as the evaluator).
+pub fn find(cwd: &Path) -> Result<Project> {
+    match discover(cwd) {
+        Found::Project { root } => Ok(Project::new(&root)),
+        Found::Unsafe { root, what } => Err(Error::unsafe_path(
+            &root.join(".fable"),
+            format!("is {what}"),
+        )),
+        Found::None => Err(Error::NotOptedIn {
+            start: cwd.to_path_buf(),
+        }),
+    }
+}
+
+/// The default directory `fable init` opts in: the nearest ancestor of `cwd` with a `.git`
+/// entry (the worktree root), else `cwd` itself.
+pub fn default_init_dir(cwd: &Path) -> PathBuf {
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let mut cur: &Path = &cwd;
+    loop {
+        let present = |n: &str| !matches!(kind(&cur.join(n)), Ok(Kind::Missing));
+        if present(".fable") || present(".git") {
+            return cur.to_path_buf();
+        }
+        match cur.parent() {
+            Some(p) => cur = p,
+            None => return cwd,
+        }
+    }
+}
+
+/// What `fable init` did.
+#[derive(Debug, Clone)]
+pub struct InitReport {
+    /// The project.
+    pub project: Project,
+    /// Whether anything was created.
+    pub created: Vec<String>,
+    /// The state after init.
+    pub state: State,
+}
+
+/// Opts `dir` in: creates `.fable/`, `state.json` (schema 3, or migrates an older one),
+/// `LEDGER.md` and `.fable/.gitignore` as needed. Idempotent. Refuses unsafe paths and a state
+/// of another workspace.
+pub fn init(dir: &Path, cfg: &Config) -> Result<InitReport> {
+    let root = std::fs::canonicalize(dir).map_err(|e| Error::io("resolve", dir, e))?;
+    let fable_dir = root.join(".fable");
+    let mut created = Vec::new();
+    if !check_dir(&fable_dir)? {
+        fs_safety::ensure_dir(&fable_dir)?;
+        created.push(".fable/".to_owned());
+    }
+    let project = Project::new(&root);
+    project.check_safe()?;
+    let ledger = project.ledger_path();
+    if !fs_safety::check_file(&ledger)? {
+        fs_safety::write_atomic(&ledger, LEDGER_TEMPLATE.as_bytes(), cfg.durable)?;
+        created.push(".fable/LEDGER.md".into());
+    }
+    let gi = fable_dir.join(".gitignore");
+    if !fs_safety::check_file(&gi)? {
+        fs_safety::write_atomic(&gi, GITIGNORE.as_bytes(), cfg.durable)?;
+        created.push(".fable/.gitignore".into());
+    }
+    let needs_write =
+        match fs_safety::read_file(&project.state_path(), crate::state::MAX_STATE_BYTES)? {
+            None => true,
+            Some(b) => {
+                let s = State::parse(&b, &project.workspace_id, &project.state_path())?;
+                // An older schema is written as schema 3 now.
+                serde_json::from_slice::<Value>(&b)
+                    .ok()
+                    .and_then(|v| v.get("schemaVersion").and_then(Value::as_u64))
+                    != Some(s.schema_version)
+            }
+        };
+    if needs_write {
+        project.transact(cfg, "init", |_| Ok(((), "init".into())))?;
+        created.push(".fable/state.json".into());
+    }
+    let state = project.read_state()?;
+    Ok(InitReport {
+        project,
+        created,
+        state,
+    })
+}
+
+/// Records one evidence record at the current mutation generation (after folding debt).
+pub fn record_evidence(
+    project: &Project,
+    cfg: &Config,
+    pass: bool,
+    kind: &str,
+    source: &str,
+    detail: &str,
+) -> Result<State> {
+    if !EVIDENCE_KINDS.contains(&kind) {
+        return Err(Error::Usage(format!(
+            "unknown evidence kind {kind:?}; one of {}",
+            EVIDENCE_KINDS.join(", ")
+        )));
+    }
+    if source.trim().is_empty() {
+        return Err(Error::Usage(
+            "SOURCE must name what produced the evidence (a command, file or URL)".into(),
+        ));
+    }
+    if pass && !crate::state::substantive(detail) {
+        return Err(Error::Usage(format!(
+            "DETAIL {detail:?} is not substantive: give the observed result (counts, output), \
+             at least {} characters, not an adjective",
+            crate::state::MIN_DETAIL_CHARS
+        )));
+    }
+    if !pass && detail.trim().is_empty() {
+        return Err(Error::Usage("DETAIL must describe the failure".into()));
+    }
+    let result = if pass { "pass" } else { "fail" };
+    let (state, _) = project.transact(cfg, "evidence", |s| {
+        let e = Evidence {
+            result: result.into(),
+            kind: kind.into(),
+            source: source.trim().into(),
+            detail: detail.trim().into(),
+            generation: s.mutation_generation,
+            recorded_at: now_rfc3339(),
+        };
+        s.push_evidence(e);
+        if !pass && s.phase == "complete" {
+            s.phase = "verifying".into();
+            s.current_skill = Some("fable-verify".into());
+        }
+        Ok((s.clone(), format!("{result} {kind}")))
+    })?;
+    Ok(state)
+}
+
+fn skill_for(phase: &str) -> Option<&'static str> {
+    Some(match phase {
+        "discovering" => "fable-discover",
+        "planned" => "fable-plan",
+        "executing" => "fable-execute",
+        "verifying" | "complete" => "fable-verify",
+        "recovering" => "fable-recover",
+        _ => return None,
+    })
+}
+
+/// Sets the phase (and optionally the active card). `complete` is refused while Stop would
+/// block for verification, open cards or closed cards without evidence.
+pub fn set_phase(
+    project: &Project,
+    cfg: &Config,
+    phase: &str,
+    card: Option<&str>,
+) -> Result<State> {
+    if !PHASES.contains(&phase) {
+        return Err(Error::Usage(format!(
+            "unknown phase {phase:?}; one of {}",
+            PHASES.join(", ")
+        )));
+    }
+    let ledger = project.read_ledger()?.unwrap_or_default();
+    if let Some(c) = card {
+        let t = Ledger::title(c);
+        if !ledger.open.iter().any(|o| Ledger::title(o) == t) {
+            return Err(Error::Usage(format!(
+                "card {t:?} is not an open card in {}",
+                project.ledger_path().display()
+            )));
+        }
+    }
+    let ledger_problem = if phase == "complete" && ledger.paused.is_none() {
+        if !ledger.open.is_empty() {
+            Some(format!("{} open card(s) in LEDGER.md", ledger.open.len()))
+        } else if !ledger.closed_without_evidence.is_empty() {
+            Some(format!(
+                "{} closed card(s) without an evidence note",
+                ledger.closed_without_evidence.len()
+            ))
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let (state, _) = project.transact(cfg, "phase", |s| {
+        if phase == "complete" {
+            if let Some(p) = &ledger_problem {
+                return Err(Error::Usage(format!("refusing phase complete: {p}")));
+            }
+            if s.substantial || s.mutation_generation > s.verified_generation {
+                if let Err(why) = s.freshness() {
+                    return Err(Error::Usage(format!(
+                        "refusing phase complete: {why}; record `fable evidence pass KIND SOURCE DETAIL` first"
+                    )));
+                }
+            }
+        }
+        s.phase = phase.into();
+        if let Some(sk) = skill_for(phase) {
+            s.current_skill = Some(sk.into());
+        } else if phase == "idle" {
+            s.current_skill = None;
+        }
+        if phase != "recovering" && s.failure_streak >= 2 {
+            // Leaving recovery explicitly resets the streak.
+            s.failure_streak = 0;
+        }
+        if let Some(c) = card {
+            s.active_card = Some(Ledger::title(c).to_owned());
+        }
+        Ok((s.clone(), phase.to_owned()))
+    })?;
+    Ok(state)
+}
+
+/// Folds pending mutation debt by running an empty transaction.
+pub fn sync(project: &Project, cfg: &Config) -> Result<(State, usize)> {
+    let (s, c) = project.transact(cfg, "sync", |s| Ok((s.clone(), "sync".into())))?;
+    Ok((s, c.folded))
+}
+
+/// A JSON report of the project: state, ledger summary, debt and what Stop would decide.
+pub fn report(project: &Project) -> Value {
+    let state = project.read_state();
+    let ledger = project.read_ledger();
+    let debt = debt::snapshot(&project.fable_dir, &project.workspace_id);
+    let input = crate::normalize::normalize(&serde_json::Map::new());
+    let stop = events::stop::run(project, &input, Event::Stop);
+    let (stop_blocks, stop_reason) = match &stop {
+        crate::Verdict::Block(r) => (true, Value::String(r.clone())),
+        _ => (false, Value::Null),
+    };
+    json!({
+        "project": project.root,
+        "workspaceId": project.workspace_id,
+        "state": match &state { Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null), Err(_) => Value::Null },
+        "stateError": state.as_ref().err().map(|e| e.to_string()),
+        "fresh": state.as_ref().ok().map(|s| s.freshness().is_ok()),
+        "freshness": state.as_ref().ok().and_then(|s| s.freshness().err()),
+        "ledger": match &ledger {
+            Ok(Some(l)) => json!({"open": l.open, "closed": l.closed.len(), "deferred": l.deferred.len(),
+                "closedWithoutEvidence": l.closed_without_evidence, "paused": l.paused}),
+            Ok(None) => Value::Null,
+            Err(e) => json!({"error": e.to_string()}),
+        },
+        "pendingMutations": match &debt { Ok(s) => json!(s.outstanding()), Err(e) => json!({"error": e.to_string()}) },
+        "stop": {"blocks": stop_blocks, "reason": stop_reason},
+    })
+}

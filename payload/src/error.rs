@@ -1,0 +1,82 @@
+//! The library's error type. Every variant that concerns a file names its path.
+
+use std::path::{Path, PathBuf};
+
+/// Errors of the evaluator and of the agent commands.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An I/O operation on `path` failed.
+    #[error("{op} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("read", "write", "create", ...).
+        op: &'static str,
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A lifecycle path is a symlink, a dangling link or a special file (seed 000).
+    #[error("unsafe lifecycle path {}: {what}; restore a real directory / regular file", path.display())]
+    Unsafe {
+        /// The offending path.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// `.fable/state.json` exists but is not a valid state of this workspace.
+    #[error("invalid state {}: {reason}", path.display())]
+    InvalidState {
+        /// The state file.
+        path: PathBuf,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The state lock could not be taken within the bounded wait.
+    #[error("state lock {} is busy (held by pid {holder})", path.display())]
+    LockBusy {
+        /// The lock file.
+        path: PathBuf,
+        /// The pid recorded in the lock, or "unknown".
+        holder: String,
+    },
+    /// A mutation-debt token is malformed, foreign, a symlink or a special file.
+    #[error("mutation debt integrity error at {}: {reason}", path.display())]
+    Debt {
+        /// The token (or the debt directory).
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The project has not opted in (no `.fable/` found).
+    #[error("no .fable/ directory found from {} (run `fable init` in the project)", start.display())]
+    NotOptedIn {
+        /// Where discovery started.
+        start: PathBuf,
+    },
+    /// A value given by the user is not acceptable.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path`.
+    pub fn io(op: &'static str, path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// An [`Error::Unsafe`] for `path`.
+    pub fn unsafe_path(path: &Path, what: impl Into<String>) -> Self {
+        Error::Unsafe {
+            path: path.to_path_buf(),
+            what: what.into(),
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,106 @@
+//! Stop and SessionEnd: the verification gate.
+//!
+//! Always blocks (even when the host says `stop_hook_active`): unsafe lifecycle paths, an
+//! invalid state (including a foreign `workspaceId`), and mutation debt (any entry in
+//! `.fable/pending-mutations/`, or an integrity error there). Otherwise `stop_hook_active`
+//! allows the stop (loop safety). Then: a `PAUSED: reason` ledger allows; open cards block
+//! (12 listed, "... and N more"); closed cards without a substantive `evidence:` note block;
+//! and when the round did work (`substantial`, or an unverified mutation generation) the stop
+//! needs fresh verification (see [`crate::state::State::freshness`]) and phase `complete`.
+//! Read-only: Stop never takes the lock and never folds debt.
+
+use crate::debt;
+use crate::output::Verdict;
+use crate::project::Project;
+use crate::{Event, Input};
+
+fn block(event: Event, body: String) -> Verdict {
+    let what = if event == Event::SessionEnd {
+        "session end"
+    } else {
+        "stop"
+    };
+    Verdict::Block(format!("[fable] BLOCKED {what}: {body}"))
+}
+
+/// Runs the gate.
+pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
+    if let Err(e) = project.check_safe() {
+        return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you)."));
+    }
+    match debt::snapshot(&project.fable_dir, &project.workspace_id) {
+        Err(e) => {
+            return block(event, format!("{e}. Repair the mutation debt as state; deleting the directory is not a fix."))
+        }
+        Ok(s) if s.outstanding() > 0 => {
+            return block(
+                event,
+                format!(
+                    "{} workspace mutation(s) are pending in {} (the state lock was busy). Run any \
+                     state transaction (e.g. `fable state --sync`) to fold them, then verify again.",
+                    s.outstanding(),
+                    debt::dir(&project.fable_dir).display()
+                ),
+            )
+        }
+        Ok(_) => {}
+    }
+    let state = match project.read_state() {
+        Ok(s) => s,
+        Err(e) => {
+            return block(
+                event,
+                format!("{e}. Repair or remove .fable/state.json (then `fable init`)."),
+            )
+        }
+    };
+    if input.stop_hook_active {
+        return Verdict::Allow;
+    }
+    let ledger = match project.read_ledger() {
+        Ok(l) => l,
+        Err(e) => return block(event, e.to_string()),
+    };
+    if let Some(l) = &ledger {
+        if l.paused.is_some() {
+            return Verdict::Allow;
+        }
+        if !l.open.is_empty() {
+            return block(
+                event,
+                format!(
+                    "{} open ledger card(s) in {}\n{}Finish and verify each card, defer it (`- [~]`) with a reason, or pause the round (`PAUSED: reason`).",
+                    l.open.len(),
+                    project.ledger_path().display(),
+                    super::list(&l.open, "- [ ] ")
+                ),
+            );
+        }
+        if !l.closed_without_evidence.is_empty() {
+            return block(
+                event,
+                format!(
+                    "{} closed card(s) in {} have no substantive evidence note:\n{}Append `-- evidence: <command and result>` or reopen the card.",
+                    l.closed_without_evidence.len(),
+                    project.ledger_path().display(),
+                    super::list(&l.closed_without_evidence, "- [x] ")
+                ),
+            );
+        }
+    }
+    if state.substantial || state.mutation_generation > state.verified_generation {
+        if let Err(why) = state.freshness() {
+            return block(
+                event,
+                format!("verification is not fresh: {why}. Verify, then record it with `fable evidence pass KIND SOURCE DETAIL`."),
+            );
+        }
+        if state.phase != "complete" {
+            return block(
+                event,
+                format!("verification is fresh but the phase is '{}', not 'complete'. Run `fable phase complete` when the work is done.", state.phase),
+            );
+        }
+    }
+    Verdict::Allow
+}

@@ -1,0 +1,252 @@
+//! Filesystem safety for lifecycle paths (seed 000, "Lifecycle filesystem safety").
+//!
+//! `.fable` must be a real directory; state, ledger, lock and debt files must be regular files
+//! when present. Symlinks, dangling links and special files are refused *before* their contents
+//! are read or written: every check uses `symlink_metadata` (never follows a link) and every
+//! open adds `O_NOFOLLOW` (plus `O_NONBLOCK` for reads, so a FIFO swapped in after the check
+//! cannot hang the hook) and re-checks the opened file with `fstat`. This is static path
+//! validation; a concurrent replacement between check and open is outside the guarantee.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// What a lifecycle path currently is, without following links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Nothing there.
+    Missing,
+    /// A regular file.
+    File,
+    /// A real directory.
+    Dir,
+    /// A symbolic link (dangling or not).
+    Symlink,
+    /// A FIFO, socket, device or anything else.
+    Special,
+}
+
+/// Classifies `path` without following symlinks. An error other than "not found" (e.g. a
+/// permission problem on the parent) is returned as [`Error::Io`].
+pub fn kind(path: &Path) -> Result<Kind> {
+    match fs::symlink_metadata(path) {
+        Ok(md) => {
+            let ft = md.file_type();
+            Ok(if ft.is_symlink() {
+                Kind::Symlink
+            } else if ft.is_dir() {
+                Kind::Dir
+            } else if ft.is_file() {
+                Kind::File
+            } else {
+                Kind::Special
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Kind::Missing),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(Kind::Missing),
+        Err(e) => Err(Error::io("inspect", path, e)),
+    }
+}
+
+fn describe(k: Kind) -> &'static str {
+    match k {
+        Kind::Missing => "missing",
+        Kind::File => "a regular file",
+        Kind::Dir => "a directory",
+        Kind::Symlink => "a symbolic link",
+        Kind::Special => "a special file",
+    }
+}
+
+/// Ok(true) when `path` is a regular file, Ok(false) when absent, [`Error::Unsafe`] otherwise.
+pub fn check_file(path: &Path) -> Result<bool> {
+    match kind(path)? {
+        Kind::File => Ok(true),
+        Kind::Missing => Ok(false),
+        k => Err(Error::unsafe_path(
+            path,
+            format!("is {}, expected a regular file", describe(k)),
+        )),
+    }
+}
+
+/// Ok(true) when `path` is a real directory, Ok(false) when absent, [`Error::Unsafe`] otherwise.
+pub fn check_dir(path: &Path) -> Result<bool> {
+    match kind(path)? {
+        Kind::Dir => Ok(true),
+        Kind::Missing => Ok(false),
+        k => Err(Error::unsafe_path(
+            path,
+            format!("is {}, expected a real directory", describe(k)),
+        )),
+    }
+}
+
+/// Creates the directory `path` (not its parents) unless it already is a real directory.
+pub fn ensure_dir(path: &Path) -> Result<()> {
+    if check_dir(path)? {
+        return Ok(());
+    }
+    match fs::create_dir(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if check_dir(path)? {
+                Ok(())
+            } else {
+                Err(Error::unsafe_path(path, "appeared as a non-directory"))
+            }
+        }
+        Err(e) => Err(Error::io("create directory", path, e)),
+    }
+}
+
+/// Reads a regular file of at most `max` bytes. `Ok(None)` when absent. Refuses symlinks and
+/// special files before opening, opens with `O_NOFOLLOW | O_NONBLOCK` and re-checks with fstat.
+pub fn read_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    if !check_file(path)? {
+        return Ok(None);
+    }
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::unsafe_path(path, "is a symbolic link"))
+        }
+        Err(e) => return Err(Error::io("open", path, e)),
+    };
+    let md = file.metadata().map_err(|e| Error::io("inspect", path, e))?;
+    if !md.file_type().is_file() {
+        return Err(Error::unsafe_path(path, "is not a regular file"));
+    }
+    if md.len() > max {
+        return Err(Error::unsafe_path(
+            path,
+            format!("is larger than {max} bytes"),
+        ));
+    }
+    let mut buf = Vec::with_capacity(md.len() as usize);
+    file.take(max + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", path, e))?;
+    if buf.len() as u64 > max {
+        return Err(Error::unsafe_path(
+            path,
+            format!("is larger than {max} bytes"),
+        ));
+    }
+    Ok(Some(buf))
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A name unique to this process and call: `<prefix><pid>-<nanos>-<counter><suffix>`.
+pub fn unique_name(prefix: &str, suffix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}{}-{nanos}-{n}{suffix}", std::process::id())
+}
+
+/// Creates a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) with mode 0644.
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Syncs a directory so that a rename or creation inside it is durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    let d = File::open(dir).map_err(|e| Error::io("open directory", dir, e))?;
+    d.sync_all()
+        .map_err(|e| Error::io("sync directory", dir, e))
+}
+
+/// Atomically replaces the regular file `path` (or creates it) with `bytes`: a unique temp file
+/// beside it, written, fsynced (when `durable`), renamed over the target, directory fsynced.
+/// Refuses when `path` is a symlink or special file. The temp file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    check_file(path)?;
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let base = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp: PathBuf = dir.join(unique_name(&format!(".{base}.tmp-"), ""));
+    let result = (|| {
+        let mut f = create_new(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+        f.write_all(bytes)
+            .map_err(|e| Error::io("write", &tmp, e))?;
+        if durable {
+            f.sync_all().map_err(|e| Error::io("sync", &tmp, e))?;
+        }
+        drop(f);
+        // Re-check just before the rename: never replace something that became unsafe.
+        check_file(path)?;
+        fs::rename(&tmp, path).map_err(|e| Error::io("rename", path, e))?;
+        if durable {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_refusals() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("f");
+        fs::write(&f, "x").unwrap();
+        let l = t.path().join("l");
+        std::os::unix::fs::symlink(&f, &l).unwrap();
+        let dangling = t.path().join("d");
+        std::os::unix::fs::symlink(t.path().join("nope"), &dangling).unwrap();
+        assert_eq!(kind(&f).unwrap(), Kind::File);
+        assert_eq!(kind(&l).unwrap(), Kind::Symlink);
+        assert_eq!(kind(&dangling).unwrap(), Kind::Symlink);
+        assert_eq!(kind(&t.path().join("missing")).unwrap(), Kind::Missing);
+        assert!(check_file(&l).is_err());
+        assert!(read_file(&l, 100).is_err());
+        assert!(read_file(&dangling, 100).is_err());
+        assert!(write_atomic(&l, b"y", false).is_err());
+        assert_eq!(
+            fs::read_to_string(&f).unwrap(),
+            "x",
+            "nothing written through the link"
+        );
+        write_atomic(&f, b"z", true).unwrap();
+        assert_eq!(read_file(&f, 100).unwrap().unwrap(), b"z");
+        assert!(read_file(&f, 0).is_err(), "size cap");
+        let fifo = t.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: c is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert_eq!(kind(&fifo).unwrap(), Kind::Special);
+        assert!(read_file(&fifo, 100).is_err());
+        let leftovers: Vec<_> = fs::read_dir(t.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

@@ -1,0 +1,407 @@
+//! Bounded reading of the hook payload from stdin.
+//!
+//! Hosts write one JSON object on the hook's stdin; some never close it. The reader therefore
+//! uses `poll(2)` with three deadlines and a size cap, and stops as soon as a whole top-level
+//! JSON object has arrived (tracked by [`Scanner`], a brace counter that understands strings
+//! and escapes). Anything that is not a complete JSON object within the bounds is treated as
+//! `{}` by the caller. Defaults (overridable through the environment, in milliseconds / bytes):
+//!
+//! | bound | default | variable |
+//! |---|---|---|
+//! | first byte | 300 ms | `FABLE_HOOK_FIRST_BYTE_MS` |
+//! | inactivity between chunks | 200 ms | `FABLE_HOOK_IDLE_MS` |
+//! | absolute | 1000 ms | `FABLE_HOOK_DEADLINE_MS` |
+//! | size cap | 8 MiB | `FABLE_HOOK_MAX_BYTES` |
+//!
+//! A terminal on stdin is never waited for (no payload).
+
+use std::os::unix::io::RawFd;
+use std::time::{Duration, Instant};
+
+/// Bounds of one read.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Deadline for the first byte.
+    pub first_byte: Duration,
+    /// Longest pause between two chunks once data has started.
+    pub idle: Duration,
+    /// Deadline for the whole read.
+    pub total: Duration,
+    /// Largest accepted payload.
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            first_byte: Duration::from_millis(300),
+            idle: Duration::from_millis(200),
+            total: Duration::from_millis(1000),
+            max_bytes: 8 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, overridden by `FABLE_HOOK_FIRST_BYTE_MS`, `FABLE_HOOK_IDLE_MS`,
+    /// `FABLE_HOOK_DEADLINE_MS` and `FABLE_HOOK_MAX_BYTES` when set to a number.
+    pub fn from_env() -> Self {
+        let mut l = Limits::default();
+        let num = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        if let Some(v) = num("FABLE_HOOK_FIRST_BYTE_MS") {
+            l.first_byte = Duration::from_millis(v);
+        }
+        if let Some(v) = num("FABLE_HOOK_IDLE_MS") {
+            l.idle = Duration::from_millis(v);
+        }
+        if let Some(v) = num("FABLE_HOOK_DEADLINE_MS") {
+            l.total = Duration::from_millis(v);
+        }
+        if let Some(v) = num("FABLE_HOOK_MAX_BYTES") {
+            l.max_bytes = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        l
+    }
+}
+
+/// How a read ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// A whole JSON object arrived (possibly before end of file).
+    Complete,
+    /// End of file before a whole object.
+    Eof,
+    /// The input does not start with `{` (or is otherwise not one JSON object).
+    NotAnObject,
+    /// A deadline passed.
+    Timeout,
+    /// More than `max_bytes`.
+    TooLarge,
+    /// stdin is a terminal, closed or unreadable.
+    NoInput,
+}
+
+/// Incremental detector of the end of a top-level JSON object.
+#[derive(Debug, Default, Clone)]
+pub struct Scanner {
+    depth: usize,
+    started: bool,
+    in_string: bool,
+    escape: bool,
+    /// Byte offset just past the closing brace, once seen.
+    pub end: Option<usize>,
+    /// Set when the first non-whitespace byte is not `{`.
+    pub invalid: bool,
+    seen: usize,
+}
+
+impl Scanner {
+    /// Feeds the next chunk; returns true once the object is complete or the input invalid.
+    pub fn feed(&mut self, chunk: &[u8]) -> bool {
+        for (i, &b) in chunk.iter().enumerate() {
+            if self.end.is_some() || self.invalid {
+                return true;
+            }
+            if !self.started {
+                match b {
+                    b' ' | b'\t' | b'\n' | b'\r' => continue,
+                    // A UTF-8 byte-order mark is tolerated before the object.
+                    0xEF | 0xBB | 0xBF if self.seen + i < 3 => continue,
+                    b'{' => {
+                        self.started = true;
+                        self.depth = 1;
+                        continue;
+                    }
+                    _ => {
+                        self.invalid = true;
+                        return true;
+                    }
+                }
+            }
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        self.end = Some(self.seen + i + 1);
+                        self.seen += chunk.len();
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.seen += chunk.len();
+        self.end.is_some() || self.invalid
+    }
+}
+
+/// The bytes read and how the read ended.
+#[derive(Debug)]
+pub struct Payload {
+    /// Everything read (for [`End::Complete`], cut just after the closing brace).
+    pub bytes: Vec<u8>,
+    /// Why reading stopped.
+    pub end: End,
+}
+
+/// Reads one payload from `fd` within `limits`. Never blocks longer than `limits.total`
+/// (plus scheduling noise) and never reads more than `limits.max_bytes + 64 KiB`.
+pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
+    // SAFETY: isatty only inspects the descriptor.
+    if unsafe { libc::isatty(fd) } == 1 {
+        return Payload {
+            bytes: Vec::new(),
+            end: End::NoInput,
+        };
+    }
+    let start = Instant::now();
+    let mut last = start;
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut scanner = Scanner::default();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let now = Instant::now();
+        let total_left = limits.total.saturating_sub(now - start);
+        let phase_left = if bytes.is_empty() {
+            limits.first_byte.saturating_sub(now - start)
+        } else {
+            limits.idle.saturating_sub(now - last)
+        };
+        let wait = total_left.min(phase_left);
+        if wait.is_zero() {
+            return Payload {
+                bytes,
+                end: End::Timeout,
+            };
+        }
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: pfd is a valid pollfd for the duration of the call.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Payload {
+                bytes,
+                end: End::NoInput,
+            };
+        }
+        if r == 0 {
+            continue; // the deadline check at the top of the loop decides
+        }
+        if pfd.revents & libc::POLLNVAL != 0 {
+            return Payload {
+                bytes,
+                end: End::NoInput,
+            };
+        }
+        // SAFETY: chunk is a valid writable buffer of chunk.len() bytes.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n < 0 {
+            let err = std::io::Error::last_os_error();
+            match err.kind() {
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock => continue,
+                _ => {
+                    let end = if bytes.is_empty() {
+                        End::NoInput
+                    } else {
+                        End::Eof
+                    };
+                    return Payload { bytes, end };
+                }
+            }
+        }
+        if n == 0 {
+            return Payload {
+                bytes,
+                end: End::Eof,
+            };
+        }
+        let got = &chunk[..n as usize];
+        last = Instant::now();
+        let done = scanner.feed(got);
+        bytes.extend_from_slice(got);
+        if bytes.len() > limits.max_bytes {
+            return Payload {
+                bytes,
+                end: End::TooLarge,
+            };
+        }
+        if scanner.invalid {
+            return Payload {
+                bytes,
+                end: End::NotAnObject,
+            };
+        }
+        if let Some(end) = scanner.end {
+            bytes.truncate(end);
+            return Payload {
+                bytes,
+                end: End::Complete,
+            };
+        }
+        debug_assert!(!done);
+    }
+}
+
+/// Parses a payload into a JSON object; anything else (empty, invalid, not an object, cut off
+/// by a bound) is an empty object, as DESIGN section 9 says.
+pub fn to_object(p: &Payload) -> serde_json::Map<String, serde_json::Value> {
+    match p.end {
+        End::Complete | End::Eof => parse_object(&p.bytes),
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// Parses `bytes` as one JSON object (surrounding whitespace allowed); `{}` otherwise.
+pub fn parse_object(bytes: &[u8]) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::io::AsRawFd;
+
+    fn scan_all(s: &[u8]) -> Scanner {
+        let mut sc = Scanner::default();
+        sc.feed(s);
+        sc
+    }
+
+    #[test]
+    fn scanner_finds_end_of_object() {
+        assert_eq!(
+            scan_all(br#" {"a":"}{\"}","b":[1,{"c":2}]} trailing"#).end,
+            Some(30)
+        );
+        assert!(scan_all(b"[1]").invalid);
+        assert!(scan_all(b"  x").invalid);
+        assert_eq!(scan_all(b"{\"a\":").end, None);
+        let mut sc = Scanner::default();
+        assert!(!sc.feed(b"{\"a\":\"x\\"));
+        assert!(!sc.feed(b"\"\""));
+        assert!(sc.feed(b"}"));
+        assert_eq!(sc.end, Some(11));
+    }
+
+    fn pipe() -> (std::fs::File, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: fds is a valid array of two ints.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        use std::os::unix::io::FromRawFd;
+        // SAFETY: both descriptors were just created and are owned here.
+        unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        }
+    }
+
+    fn limits(ms: u64) -> Limits {
+        Limits {
+            first_byte: Duration::from_millis(ms),
+            idle: Duration::from_millis(ms),
+            total: Duration::from_millis(ms),
+            max_bytes: 1024,
+        }
+    }
+
+    #[test]
+    fn held_open_pipe_completes_on_whole_object() {
+        let (r, mut w) = pipe();
+        w.write_all(br#"{"cwd":"/x"}"#).unwrap();
+        let t = Instant::now();
+        let p = read_fd(r.as_raw_fd(), limits(5000));
+        assert_eq!(p.end, End::Complete);
+        assert!(t.elapsed() < Duration::from_millis(1000));
+        assert_eq!(to_object(&p)["cwd"], "/x");
+        drop(w);
+    }
+
+    #[test]
+    fn held_open_pipe_without_data_times_out() {
+        let (r, w) = pipe();
+        let t = Instant::now();
+        let p = read_fd(r.as_raw_fd(), limits(150));
+        assert_eq!(p.end, End::Timeout);
+        assert!(t.elapsed() < Duration::from_millis(1000));
+        assert!(to_object(&p).is_empty());
+        drop(w);
+    }
+
+    #[test]
+    fn partial_object_then_silence_times_out_and_size_cap() {
+        let (r, mut w) = pipe();
+        w.write_all(br#"{"cwd":"#).unwrap();
+        let p = read_fd(r.as_raw_fd(), limits(100));
+        assert_eq!(p.end, End::Timeout);
+        let (r2, mut w2) = pipe();
+        let big = format!("{{\"a\":\"{}\"}}", "x".repeat(4000));
+        let h = std::thread::spawn(move || {
+            let _ = w2.write_all(big.as_bytes());
+        });
+        let p = read_fd(r2.as_raw_fd(), limits(2000));
+        assert_eq!(p.end, End::TooLarge);
+        drop(r2);
+        let _ = h.join();
+        drop(w);
+    }
+
+    #[test]
+    fn eof_and_garbage() {
+        let (r, mut w) = pipe();
+        w.write_all(b"not json").unwrap();
+        drop(w);
+        let p = read_fd(r.as_raw_fd(), limits(1000));
+        assert_eq!(p.end, End::NotAnObject);
+        assert!(to_object(&p).is_empty());
+        let (r, w) = pipe();
+        drop(w);
+        let p = read_fd(r.as_raw_fd(), limits(1000));
+        assert_eq!(p.end, End::Eof);
+        assert!(to_object(&p).is_empty());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        #[test]
+        fn scanner_agrees_with_serde(s in "\\PC{0,40}", n in 0i64..1000, chunk in 1usize..7) {
+            let obj = serde_json::json!({"s": s, "n": n, "a": [s.clone(), {"k": "}"}]});
+            let text = obj.to_string();
+            let mut sc = Scanner::default();
+            let mut done = false;
+            for c in text.as_bytes().chunks(chunk) {
+                if sc.feed(c) { done = true; break; }
+            }
+            proptest::prop_assert!(done);
+            proptest::prop_assert_eq!(sc.end, Some(text.len()));
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The bundled lifecycle-hook evaluator (`fable-hook`), DESIGN section 9 and seed 000.
+//!
+//! `fable-hook EVENT [--host claude|codex|gemini|cursor]` reads one JSON payload from stdin
+//! within bounds ([`input`]), normalises the host's spelling ([`normalize`]), finds the
+//! project's `.fable/` ([`discovery`]) under the filesystem-safety rules ([`fs_safety`]), runs
+//! the event's handler ([`events`]) on the state ([`state`], [`ledger`], [`project`], [`lock`],
+//! [`debt`]) and renders the verdict for the host ([`output`]).
+//!
+//! Exit codes: 0 allow (or fail open), 2 a deliberate block. Any internal error or panic exits
+//! 0 with one line on stderr: a bug in the evaluator must never brick an agent session.
+//! `FABLE_DISABLE=1` is the kill switch (exit 0 at once).
+
+pub mod agent;
+pub mod debt;
+pub mod discovery;
+pub mod error;
+pub mod events;
+pub mod fs_safety;
+pub mod input;
+pub mod ledger;
+pub mod lock;
+pub mod normalize;
+pub mod output;
+pub mod project;
+pub mod state;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+pub use error::{Error, Result};
+pub use output::{Outcome, Verdict};
+pub use project::Config;
+
+use discovery::Found;
+use normalize::{Authority, Input};
+
+/// A lifecycle event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Session start: inject compact state.
+    SessionStart,
+    /// Before a tool runs: the delegation guard.
+    PreToolUse,
+    /// After a tool ran: mutation and failure tracking.
+    PostToolUse,
+    /// After a tool failed.
+    PostToolUseFailure,
+    /// The agent wants to stop: the verification gate.
+    Stop,
+    /// The session ends: the same gate as Stop.
+    SessionEnd,
+}
+
+impl Event {
+    /// All events.
+    pub const ALL: [Event; 6] = [
+        Event::SessionStart,
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::PostToolUseFailure,
+        Event::Stop,
+        Event::SessionEnd,
+    ];
+
+    /// Parses kebab (`pre-tool-use`), Pascal (`PreToolUse`) or a host's own name (Gemini
+    /// `BeforeTool` / `AfterTool` / `AfterAgent`, Cursor `preToolUse`, `beforeShellExecution`,
+    /// `afterFileEdit`, ...).
+    pub fn parse(s: &str) -> Option<Event> {
+        Some(match normalize::squash(s).as_str() {
+            "sessionstart" => Event::SessionStart,
+            "pretooluse" | "beforetool" | "beforeshellexecution" | "beforemcpexecution" => {
+                Event::PreToolUse
+            }
+            "posttooluse"
+            | "aftertool"
+            | "aftershellexecution"
+            | "aftermcpexecution"
+            | "afterfileedit" => Event::PostToolUse,
+            "posttoolusefailure" => Event::PostToolUseFailure,
+            "stop" | "afteragent" => Event::Stop,
+            "sessionend" => Event::SessionEnd,
+            _ => return None,
+        })
+    }
+
+    /// The Claude Code (canonical) name.
+    pub fn canonical_name(self) -> &'static str {
+        match self {
+            Event::SessionStart => "SessionStart",
+            Event::PreToolUse => "PreToolUse",
+            Event::PostToolUse => "PostToolUse",
+            Event::PostToolUseFailure => "PostToolUseFailure",
+            Event::Stop => "Stop",
+            Event::SessionEnd => "SessionEnd",
+        }
+    }
+}
+
+/// The host whose output form is produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Host {
+    /// Claude Code (default).
+    #[default]
+    Claude,
+    /// Codex CLI (Claude's form).
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// Cursor.
+    Cursor,
+}
+
+impl Host {
+    /// Parses a host name.
+    pub fn parse(s: &str) -> Option<Host> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" => Host::Claude,
+            "codex" => Host::Codex,
+            "gemini" => Host::Gemini,
+            "cursor" => Host::Cursor,
+            _ => return None,
+        })
+    }
+}
+
+/// One evaluation, independent of the process (used in-process by tests and fuzzing).
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The event.
+    pub event: Event,
+    /// The host form.
+    pub host: Host,
+    /// The raw payload object (already read and parsed; `{}` when invalid).
+    pub payload: &'a serde_json::Map<String, serde_json::Value>,
+    /// The process working directory, used only when the payload supplies no authority.
+    pub process_cwd: Option<PathBuf>,
+    /// Tunables.
+    pub config: &'a Config,
+}
+
+/// Evaluates one request. Never panics by design; errors become [`Verdict::Note`] (fail open)
+/// except where seed 000 requires a block (unsafe state and mutation debt on Stop).
+pub fn evaluate(req: &Request<'_>) -> Outcome {
+    let input = normalize::normalize(req.payload);
+    let verdict = decide(req, &input);
+    output::render(&verdict, req.event, req.host)
+}
+
+fn decide(req: &Request<'_>, input: &Input) -> Verdict {
+    // Fast paths that need no discovery at all.
+    match req.event {
+        Event::PreToolUse if !events::pre_tool_use::needs_project(input, req.config) => {
+            return Verdict::Allow
+        }
+        Event::PostToolUse if !events::post_tool_use::relevant(input) => return Verdict::Allow,
+        _ => {}
+    }
+    let start = match &input.authority {
+        Authority::Invalid(_) => return Verdict::Allow,
+        Authority::Dir(d) => d.clone(),
+        Authority::Absent => match &req.process_cwd {
+            Some(d) => d.clone(),
+            None => return Verdict::Allow,
+        },
+    };
+    let found = discovery::discover(&start);
+    let root = match found {
+        Found::None => return Verdict::Allow,
+        Found::Unsafe { root, what } => {
+            let path = root.join(".fable");
+            let msg = format!(
+                "[fable] {} is {what}, not a real directory: lifecycle state is unsafe and was \
+                 not read or written. Restore a real .fable/ directory (fable does not follow or \
+                 delete it for you).",
+                path.display()
+            );
+            return match req.event {
+                Event::Stop | Event::SessionEnd => {
+                    Verdict::Block(format!("[fable] BLOCKED stop: {}", &msg[8..]))
+                }
+                Event::SessionStart => Verdict::Context(msg),
+                Event::PreToolUse => events::pre_tool_use::unsafe_project(input, req.config, &msg),
+                _ => Verdict::Note(msg),
+            };
+        }
+        Found::Project { root } => root,
+    };
+    let project = project::Project::new(&root);
+    match req.event {
+        Event::SessionStart => events::session_start::run(&project),
+        Event::PreToolUse => events::pre_tool_use::run(&project, req.config),
+        Event::PostToolUse => events::post_tool_use::run(&project, input, req.config, false),
+        Event::PostToolUseFailure => events::post_tool_use::run(&project, input, req.config, true),
+        Event::Stop | Event::SessionEnd => events::stop::run(&project, input, req.event),
+    }
+}
+
+fn usage_note(msg: &str) -> i32 {
+    let _ = writeln!(
+        std::io::stderr(),
+        "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor])"
+    );
+    0
+}
+
+/// Runs the evaluator for `EVENT [--host H]` (the arguments after the program name) and returns
+/// the process exit code: 0 (allow, or fail open) or 2 (a deliberate block).
+///
+/// Panics are caught (with a quiet panic hook) and, like every internal error, reported as one
+/// line on stderr with exit 0.
+pub fn hook_main<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    std::panic::set_hook(Box::new(|_| {}));
+    match std::panic::catch_unwind(move || run(args)) {
+        Ok(code) => code,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            let _ = writeln!(
+                std::io::stderr(),
+                "fable-hook: internal error (ignored, failing open): {}",
+                output::one_line(&msg)
+            );
+            0
+        }
+    }
+}
+
+fn run(args: Vec<OsString>) -> i32 {
+    if std::env::var_os("FABLE_DISABLE").is_some_and(|v| v == "1") {
+        return 0;
+    }
+    let mut event = None;
+    let mut host = Host::Claude;
+    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(a) = it.next() {
+        if a == "--host" {
+            match it.next().as_deref().and_then(Host::parse) {
+                Some(h) => host = h,
+                None => return usage_note("--host needs one of claude, codex, gemini, cursor"),
+            }
+        } else if let Some(h) = a.strip_prefix("--host=") {
+            match Host::parse(h) {
+                Some(h) => host = h,
+                None => return usage_note(&format!("unknown host {h:?}")),
+            }
+        } else if a == "--help" || a == "-h" {
+            println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
+            return 0;
+        } else if event.is_none() {
+            match Event::parse(&a) {
+                Some(e) => event = Some(e),
+                None => return usage_note(&format!("unknown event {a:?}")),
+            }
+        } else {
+            return usage_note(&format!("unexpected argument {a:?}"));
+        }
+    }
+    let Some(event) = event else {
+        return usage_note("missing EVENT");
+    };
+    let payload = input::read_fd(0, input::Limits::from_env());
+    let obj = input::to_object(&payload);
+    let config = Config::from_env();
+    let req = Request {
+        event,
+        host,
+        payload: &obj,
+        process_cwd: std::env::current_dir().ok(),
+        config: &config,
+    };
+    let out = evaluate(&req);
+    if !out.stdout.is_empty() {
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(out.stdout.as_bytes());
+        let _ = so.flush();
+    }
+    if !out.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    }
+    out.code
+}

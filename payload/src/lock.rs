@@ -1,0 +1,182 @@
+//! The state transaction lock `.fable/state.lock`.
+//!
+//! Taken by exclusive creation (`O_CREAT | O_EXCL | O_NOFOLLOW`); the file records
+//! `<pid> <unique token>`. Waiting is bounded (polling with a short backoff). A lock is stale
+//! only when its recorded pid is dead (`kill(pid, 0)` reports `ESRCH`); a lock whose content is
+//! unreadable (its holder died between creating and writing it) is treated as stale after
+//! [`UNKNOWN_HOLDER_GRACE`]. Breaking a stale lock is itself serialised through
+//! `.fable/state.lock.break`, and the stale content is re-read under it, so two waiters can
+//! never both break the lock and delete a fresh one. Release removes the file only if it still
+//! holds this holder's token.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::error::{Error, Result};
+use crate::fs_safety::{self, check_file, create_new, unique_name};
+
+/// How long a lock without a readable pid is respected.
+pub const UNKNOWN_HOLDER_GRACE: Duration = Duration::from_secs(30);
+const BREAKER_GRACE: Duration = Duration::from_secs(5);
+
+/// A held lock; released on drop.
+#[derive(Debug)]
+pub struct Lock {
+    path: PathBuf,
+    content: String,
+}
+
+impl Lock {
+    /// Takes the lock `path`, waiting at most `wait`.
+    pub fn acquire(path: &Path, wait: Duration) -> Result<Lock> {
+        let deadline = Instant::now() + wait;
+        let content = format!("{} {}\n", std::process::id(), unique_name("", ""));
+        let mut backoff = Duration::from_micros(500);
+        loop {
+            check_file(path)?;
+            match create_new(path) {
+                Ok(mut f) => {
+                    f.write_all(content.as_bytes())
+                        .map_err(|e| Error::io("write", path, e))?;
+                    return Ok(Lock {
+                        path: path.to_path_buf(),
+                        content,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                    return Err(Error::unsafe_path(path, "is a symbolic link"))
+                }
+                Err(e) => return Err(Error::io("create", path, e)),
+            }
+            if try_break_stale(path)? {
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::LockBusy {
+                    path: path.to_path_buf(),
+                    holder: holder(path),
+                });
+            }
+            std::thread::sleep(backoff.min(deadline - now));
+            backoff = (backoff * 2).min(Duration::from_millis(16));
+        }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        if let Ok(Some(b)) = fs_safety::read_file(&self.path, 4096) {
+            if b == self.content.as_bytes() {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+fn holder(path: &Path) -> String {
+    match fs_safety::read_file(path, 4096) {
+        Ok(Some(b)) => String::from_utf8_lossy(&b)
+            .split_whitespace()
+            .next()
+            .unwrap_or("unknown")
+            .to_owned(),
+        _ => "unknown".into(),
+    }
+}
+
+/// Whether the lock content names a dead holder (or an unknown one past the grace period).
+fn is_stale(path: &Path, content: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(content);
+    match text
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse::<i32>().ok())
+    {
+        Some(pid) if pid > 0 => {
+            // SAFETY: kill with signal 0 performs only the existence/permission check.
+            let r = unsafe { libc::kill(pid, 0) };
+            r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        }
+        _ => age(path).is_some_and(|a| a > UNKNOWN_HOLDER_GRACE),
+    }
+}
+
+fn age(path: &Path) -> Option<Duration> {
+    let md = std::fs::symlink_metadata(path).ok()?;
+    SystemTime::now().duration_since(md.modified().ok()?).ok()
+}
+
+/// Breaks the lock if it is stale. Returns true when it was removed (retry at once).
+fn try_break_stale(path: &Path) -> Result<bool> {
+    let Some(content) = fs_safety::read_file(path, 4096)? else {
+        return Ok(true);
+    };
+    if !is_stale(path, &content) {
+        return Ok(false);
+    }
+    let breaker = path.with_extension("lock.break");
+    check_file(&breaker)?;
+    match create_new(&breaker) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if age(&breaker).is_some_and(|a| a > BREAKER_GRACE) {
+                let _ = std::fs::remove_file(&breaker);
+            }
+            return Ok(false);
+        }
+        Err(e) => return Err(Error::io("create", &breaker, e)),
+    }
+    // Under the breaker: remove the lock only if it still holds the same stale content.
+    let removed = match fs_safety::read_file(path, 4096) {
+        Ok(Some(now)) if now == content => std::fs::remove_file(path).is_ok(),
+        Ok(None) => true,
+        _ => false,
+    };
+    let _ = std::fs::remove_file(&breaker);
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclusive_bounded_and_stale_recovery() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state.lock");
+        let a = Lock::acquire(&p, Duration::from_millis(10)).unwrap();
+        let t0 = Instant::now();
+        let e = Lock::acquire(&p, Duration::from_millis(50)).unwrap_err();
+        assert!(matches!(e, Error::LockBusy { .. }), "{e}");
+        assert!(t0.elapsed() < Duration::from_millis(500));
+        drop(a);
+        assert!(!p.exists());
+        // A lock left by a dead process is recovered.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        std::fs::write(&p, format!("{dead} x\n")).unwrap();
+        let b = Lock::acquire(&p, Duration::from_millis(200)).unwrap();
+        drop(b);
+        // A lock of a live process (ours, via another token) is respected.
+        std::fs::write(&p, format!("{} other\n", std::process::id())).unwrap();
+        assert!(Lock::acquire(&p, Duration::from_millis(30)).is_err());
+        std::fs::remove_file(&p).unwrap();
+        // A symlinked lock is unsafe, never followed.
+        let target = t.path().join("target");
+        std::os::unix::fs::symlink(&target, &p).unwrap();
+        assert!(matches!(
+            Lock::acquire(&p, Duration::from_millis(30)),
+            Err(Error::Unsafe { .. })
+        ));
+        assert!(!target.exists());
+    }
+}

@@ -1,0 +1,212 @@
+//! Normalisation of the hosts' payload spellings into one [`Input`].
+//!
+//! Aliases (first present wins, in this order):
+//! - workspace authority: `cwd`, `workspace_root`, `workspaceRoot`, `project_root`,
+//!   `projectRoot`, `workspace_roots` / `workspaceRoots` (first element);
+//! - `tool_name` / `toolName` / `tool`; `tool_input` / `toolInput`;
+//!   `tool_response` / `toolResponse` / `tool_result` / `toolResult`;
+//! - `stop_hook_active` / `stopHookActive`.
+//!
+//! Workspace authority follows seed 000: the first *supplied* authority is used only if it is an
+//! absolute path naming an existing directory. Invalid explicit values (missing path, regular
+//! file, empty string, relative path, wrong type, `null`, empty array) yield
+//! [`Authority::Invalid`], which disables discovery; they never fall back to the process cwd.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+/// Where discovery may start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authority {
+    /// The payload names no workspace: use the process working directory.
+    Absent,
+    /// The payload names an existing directory.
+    Dir(PathBuf),
+    /// The payload names something unusable: do nothing.
+    Invalid(String),
+}
+
+/// A host payload in canonical form.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The workspace authority.
+    pub authority: Authority,
+    /// The tool name, when the payload has one as a string.
+    pub tool_name: Option<String>,
+    /// True when a tool-name field is present but not a string (treated as unknown tool).
+    pub tool_name_malformed: bool,
+    /// The tool input (`Null` when absent).
+    pub tool_input: Value,
+    /// The tool response (`Null` when absent).
+    pub tool_response: Value,
+    /// `error` of PostToolUseFailure (or a host's equivalent), when present.
+    pub error: Value,
+    /// `stop_hook_active`, true only for JSON `true` (or the string "true").
+    pub stop_hook_active: bool,
+    /// The host's event name, if given (informational).
+    pub event_name: Option<String>,
+}
+
+const AUTHORITY_KEYS: &[&str] = &[
+    "cwd",
+    "workspace_root",
+    "workspaceRoot",
+    "project_root",
+    "projectRoot",
+];
+const ROOTS_KEYS: &[&str] = &["workspace_roots", "workspaceRoots"];
+
+fn first<'a>(m: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter().find_map(|k| m.get(*k))
+}
+
+/// Validates an authority value.
+fn authority_of(v: &Value, key: &str) -> Authority {
+    let s = match v {
+        Value::String(s) => s.as_str(),
+        Value::Array(a) if ROOTS_KEYS.contains(&key) => match a.first() {
+            Some(Value::String(s)) => s.as_str(),
+            Some(_) => return Authority::Invalid(format!("{key}[0] is not a string")),
+            None => return Authority::Invalid(format!("{key} is empty")),
+        },
+        other => return Authority::Invalid(format!("{key} has type {}", type_name(other))),
+    };
+    if s.is_empty() {
+        return Authority::Invalid(format!("{key} is empty"));
+    }
+    if s.contains('\0') {
+        return Authority::Invalid(format!("{key} contains NUL"));
+    }
+    let p = PathBuf::from(s);
+    if !p.is_absolute() {
+        return Authority::Invalid(format!("{key} is not absolute: {s}"));
+    }
+    match std::fs::metadata(&p) {
+        Ok(md) if md.is_dir() => Authority::Dir(p),
+        Ok(_) => Authority::Invalid(format!("{key} is not a directory: {s}")),
+        Err(_) => Authority::Invalid(format!("{key} does not exist: {s}")),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Normalises a payload object.
+pub fn normalize(m: &Map<String, Value>) -> Input {
+    let mut authority = Authority::Absent;
+    // The first supplied key in alias order decides.
+    for key in AUTHORITY_KEYS.iter().chain(ROOTS_KEYS) {
+        if let Some(v) = m.get(*key) {
+            authority = authority_of(v, key);
+            break;
+        }
+    }
+    let tool_name_v = first(m, &["tool_name", "toolName", "tool"]);
+    let (tool_name, tool_name_malformed) = match tool_name_v {
+        Some(Value::String(s)) => (Some(s.clone()), false),
+        Some(Value::Null) | None => (None, false),
+        Some(_) => (None, true),
+    };
+    let stop_hook_active = matches!(
+        first(m, &["stop_hook_active", "stopHookActive"]),
+        Some(Value::Bool(true))
+    ) || matches!(first(m, &["stop_hook_active", "stopHookActive"]), Some(Value::String(s)) if s == "true");
+    Input {
+        authority,
+        tool_name,
+        tool_name_malformed,
+        tool_input: first(m, &["tool_input", "toolInput"])
+            .cloned()
+            .unwrap_or(Value::Null),
+        tool_response: first(
+            m,
+            &["tool_response", "toolResponse", "tool_result", "toolResult"],
+        )
+        .cloned()
+        .unwrap_or(Value::Null),
+        error: m.get("error").cloned().unwrap_or(Value::Null),
+        stop_hook_active,
+        event_name: first(m, &["hook_event_name", "hookEventName"])
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    }
+}
+
+/// Lower-cases a tool name and drops `-`, `_`, `.` and spaces, so `apply_patch`,
+/// `ApplyPatch` and `apply-patch` compare equal.
+pub fn squash(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn authority_rules() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().to_str().unwrap();
+        let file = t.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(normalize(&obj(json!({}))).authority, Authority::Absent);
+        assert_eq!(
+            normalize(&obj(json!({"cwd": dir}))).authority,
+            Authority::Dir(dir.into())
+        );
+        assert_eq!(
+            normalize(&obj(json!({"workspace_roots": [dir]}))).authority,
+            Authority::Dir(dir.into())
+        );
+        assert_eq!(
+            normalize(&obj(json!({"projectRoot": dir}))).authority,
+            Authority::Dir(dir.into())
+        );
+        for bad in [
+            json!({"cwd": "/nope/nope"}),
+            json!({"cwd": ""}),
+            json!({"cwd": 3}),
+            json!({"cwd": null}),
+            json!({"cwd": "relative"}),
+            json!({"cwd": file.to_str().unwrap()}),
+            json!({"workspace_roots": []}),
+            json!({"workspace_roots": [1]}),
+            json!({"cwd": "/nope", "workspace_roots": [dir]}),
+        ] {
+            assert!(
+                matches!(
+                    normalize(&obj(bad.clone())).authority,
+                    Authority::Invalid(_)
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn aliases() {
+        let i = normalize(&obj(json!({"toolName": "Write", "toolInput": {"a": 1},
+            "toolResponse": {"success": false}, "stopHookActive": true})));
+        assert_eq!(i.tool_name.as_deref(), Some("Write"));
+        assert_eq!(i.tool_input["a"], 1);
+        assert_eq!(i.tool_response["success"], false);
+        assert!(i.stop_hook_active);
+        assert_eq!(squash("Apply-Patch"), "applypatch");
+    }
+}

@@ -1,0 +1,160 @@
+//! An opted-in project: its `.fable/` paths, safe reads, and state transactions.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::debt;
+use crate::error::{Error, Result};
+use crate::fs_safety::{self, check_dir, check_file};
+use crate::ledger::Ledger;
+use crate::lock::Lock;
+use crate::state::{now_rfc3339, workspace_id, LastDecision, State, MAX_STATE_BYTES};
+
+/// Largest ledger read (bytes).
+pub const MAX_LEDGER_BYTES: u64 = 4 << 20;
+
+/// Tunables of the evaluator and the agent commands.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Longest wait for `.fable/state.lock` (`FABLE_LOCK_WAIT_MS`, default 1000 ms).
+    pub lock_wait: Duration,
+    /// fsync files and directories on write (always true outside in-process tests).
+    pub durable: bool,
+    /// Delegations at least this long need an open card (`FABLE_SPAWN_MIN_CHARS`, 1500).
+    pub spawn_min_chars: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            lock_wait: Duration::from_millis(1000),
+            durable: true,
+            spawn_min_chars: 1500,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults overridden by `FABLE_LOCK_WAIT_MS` and `FABLE_SPAWN_MIN_CHARS`.
+    pub fn from_env() -> Self {
+        let mut c = Config::default();
+        let num = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        if let Some(v) = num("FABLE_LOCK_WAIT_MS") {
+            c.lock_wait = Duration::from_millis(v);
+        }
+        if let Some(v) = num("FABLE_SPAWN_MIN_CHARS") {
+            c.spawn_min_chars = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        c
+    }
+}
+
+/// A project root holding a real `.fable/` directory.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The canonical project root.
+    pub root: PathBuf,
+    /// `<root>/.fable`.
+    pub fable_dir: PathBuf,
+    /// The project's workspace id.
+    pub workspace_id: String,
+}
+
+/// What a committed transaction did besides the caller's change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Committed {
+    /// Mutation-debt tokens folded into `mutationGeneration`.
+    pub folded: usize,
+}
+
+impl Project {
+    /// The project rooted at the canonical path `root`.
+    pub fn new(root: &Path) -> Project {
+        Project {
+            root: root.to_path_buf(),
+            fable_dir: root.join(".fable"),
+            workspace_id: workspace_id(root),
+        }
+    }
+
+    /// `.fable/state.json`.
+    pub fn state_path(&self) -> PathBuf {
+        self.fable_dir.join("state.json")
+    }
+    /// `.fable/LEDGER.md`.
+    pub fn ledger_path(&self) -> PathBuf {
+        self.fable_dir.join("LEDGER.md")
+    }
+    /// `.fable/state.lock`.
+    pub fn lock_path(&self) -> PathBuf {
+        self.fable_dir.join("state.lock")
+    }
+
+    /// Checks every lifecycle path: `.fable` a real directory; state, ledger and lock regular
+    /// files (or absent); the debt directory a real directory (or absent).
+    pub fn check_safe(&self) -> Result<()> {
+        if !check_dir(&self.fable_dir)? {
+            return Err(Error::unsafe_path(&self.fable_dir, "disappeared"));
+        }
+        check_file(&self.state_path())?;
+        check_file(&self.ledger_path())?;
+        check_file(&self.lock_path())?;
+        check_dir(&debt::dir(&self.fable_dir))?;
+        Ok(())
+    }
+
+    /// Reads the state; a missing file is a fresh state.
+    pub fn read_state(&self) -> Result<State> {
+        let p = self.state_path();
+        match fs_safety::read_file(&p, MAX_STATE_BYTES)? {
+            None => Ok(State::new(&self.workspace_id)),
+            Some(b) => State::parse(&b, &self.workspace_id, &p),
+        }
+    }
+
+    /// Reads the ledger; `None` when there is no `LEDGER.md`.
+    pub fn read_ledger(&self) -> Result<Option<Ledger>> {
+        let p = self.ledger_path();
+        Ok(fs_safety::read_file(&p, MAX_LEDGER_BYTES)?
+            .map(|b| Ledger::parse(&String::from_utf8_lossy(&b))))
+    }
+
+    /// Runs one state transaction: takes the lock (bounded wait), reads and validates the state,
+    /// folds the current snapshot of mutation debt into `mutationGeneration`, applies `change`,
+    /// bumps `stateRevision`, records `lastDecision`, writes atomically, then deletes exactly the
+    /// folded tokens. Nothing is written when any step fails.
+    pub fn transact<T>(
+        &self,
+        cfg: &Config,
+        event: &str,
+        change: impl FnOnce(&mut State) -> Result<(T, String)>,
+    ) -> Result<(T, Committed)> {
+        self.check_safe()?;
+        let lock = Lock::acquire(&self.lock_path(), cfg.lock_wait)?;
+        let mut state = self.read_state()?;
+        let snap = debt::snapshot(&self.fable_dir, &self.workspace_id)?;
+        let folded = snap.foldable.len();
+        state.mutate(folded as u64);
+        let (value, outcome) = change(&mut state)?;
+        state.state_revision = state.state_revision.saturating_add(1);
+        let now = now_rfc3339();
+        let reason = (folded > 0).then(|| format!("folded {folded} pending mutation(s)"));
+        state.last_decision = Some(LastDecision {
+            event: event.into(),
+            outcome,
+            reason,
+            at: now.clone(),
+        });
+        state.updated_at = now;
+        fs_safety::write_atomic(&self.state_path(), &state.to_bytes(), cfg.durable)?;
+        for p in &snap.foldable {
+            let _ = std::fs::remove_file(p);
+        }
+        drop(lock);
+        Ok((value, Committed { folded }))
+    }
+}
