@@ -155,7 +155,9 @@ pub fn resolve_repo(repo: &gix::Repository, user_home: &Path) -> Result<Resolved
     }
     if let Ok(list) = repo.worktrees() {
         for p in list {
-            worktrees.push(normalise(&cwd.join(p.base())));
+            if let Ok(base) = p.base() {
+                worktrees.push(normalise(&cwd.join(base)));
+            }
         }
     }
     worktrees.dedup();
@@ -208,9 +210,7 @@ pub fn interpolate(value: &str, user_home: &Path) -> Result<PathBuf, String> {
         home_dir: Some(user_home),
         home_for_user: Some(gix::config::path::interpolate::home_for_user),
     };
-    path.interpolate(ctx)
-        .map(|p| p.into_owned())
-        .map_err(|e| e.to_string())
+    path.interpolate(ctx).map_err(|e| e.to_string())
 }
 
 /// Refuses a hooks directory git cannot run hooks from (`/dev/null`, a regular file).
