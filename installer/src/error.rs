@@ -36,6 +36,8 @@ pub enum Error {
     },
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
 }
 
 impl Error {

@@ -22,3 +22,4 @@ pub mod sync;
 pub mod testpoint;
 pub mod uninstall;
 pub mod wiring;
+pub mod git;
