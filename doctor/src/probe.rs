@@ -493,17 +493,19 @@ fn execute(
     }
 
     // Wait for the leader to end or the deadline to pass.
-    let deadline = start + opts.timeout;
+    // A timeout too large to represent as an instant means "no deadline".
+    let deadline = start.checked_add(opts.timeout);
     let mut pause = POLL_MIN;
     let timed_out = loop {
         if group.leader_exited() {
             break false;
         }
         let now = Instant::now();
-        if now >= deadline {
+        let left = deadline.map_or(POLL_MAX, |d| d.saturating_duration_since(now));
+        if left.is_zero() {
             break true;
         }
-        thread::sleep(pause.min(deadline - now));
+        thread::sleep(pause.min(left));
         pause = (pause * 2).min(POLL_MAX);
     };
     let latency = start.elapsed();
@@ -524,8 +526,7 @@ fn execute(
         }
     }
 
-    let (stdout_head, stdout_bytes, stdout_json) = lock(&out).summary();
-    let (stderr_head, stderr_bytes, _) = lock(&err).summary();
+    let (out, err) = (lock(&out), lock(&err));
     let exit_code = status.and_then(|s| s.code());
     Ok(ProbeResult {
         id: spec.id.clone(),
@@ -533,12 +534,12 @@ fn execute(
         signal: status.and_then(|s| s.signal()),
         timed_out,
         latency,
-        stdout_json,
+        stdout_json: out.json_verdict(),
         blocks: !timed_out && exit_code == Some(2),
-        stdout_head,
-        stderr_head,
-        stdout_bytes,
-        stderr_bytes,
+        stdout_head: out.head_text(),
+        stderr_head: err.head_text(),
+        stdout_bytes: out.total,
+        stderr_bytes: err.total,
         output_held_open: finished < 2,
         scratch: Some(scratch.to_path_buf()),
         spawn_error: None,
@@ -590,6 +591,7 @@ impl Group {
         let rc = unsafe {
             libc::waitid(
                 libc::P_PID,
+                // A pid is positive, so the conversion to id_t (unsigned) is lossless.
                 self.pgid as libc::id_t,
                 &mut info,
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
@@ -666,10 +668,15 @@ impl Capture {
         }
     }
 
-    /// Lossy head, total bytes and JSON verdict. When the reader did not finish (the pipe was
-    /// held open), the verdict is judged from the head alone.
-    fn summary(&self) -> (String, u64, JsonVerdict) {
-        let verdict = self.verdict.unwrap_or_else(|| {
+    /// The head decoded lossily as UTF-8.
+    fn head_text(&self) -> String {
+        String::from_utf8_lossy(&self.head).into_owned()
+    }
+
+    /// The JSON verdict of the stream. When the reader did not finish (the pipe was held
+    /// open), it is judged from the head alone.
+    fn json_verdict(&self) -> JsonVerdict {
+        self.verdict.unwrap_or_else(|| {
             if !self.non_whitespace {
                 JsonVerdict::Empty
             } else if serde_json::from_slice::<IgnoredAny>(&self.head).is_ok() {
@@ -677,12 +684,7 @@ impl Capture {
             } else {
                 JsonVerdict::Invalid
             }
-        });
-        (
-            String::from_utf8_lossy(&self.head).into_owned(),
-            self.total,
-            verdict,
-        )
+        })
     }
 }
 

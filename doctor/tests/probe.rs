@@ -260,6 +260,49 @@ fn background_job_of_a_finished_hook_is_killed_too() {
 }
 
 #[test]
+fn a_process_escaping_the_group_cannot_hold_the_runner() {
+    if Command::new("setsid").arg("--version").output().is_err() {
+        eprintln!("setsid not installed; skipping");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = tmp.path().join("escaped");
+    // `setsid` puts the job in a new session (out of reach of killpg); it keeps stdout open.
+    // The hook waits until the job has written its pid from inside the new session, so the
+    // escape has happened before the hook exits.
+    let command = "setsid sh -c 'echo $$ >\"$PIDFILE\"; exec sleep 30' & \
+                   while [ ! -s \"$PIDFILE\" ]; do sleep 0.01; done; echo '{\"partial\": true}'";
+    let spec = claude("escape", command).with_env("PIDFILE", pid_file.to_string_lossy());
+    let opts = options(&tmp.path().join("scratch"), Duration::from_secs(5));
+    let started = Instant::now();
+    let result = run_one(spec, &opts);
+    let elapsed = started.elapsed();
+    // Clean up the escaped process (started by this test) by its pid.
+    let escaped: i32 = fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: plain kill(2) of the pid this test's hook started.
+    unsafe { libc::kill(escaped, libc::SIGKILL) };
+
+    assert_eq!(result.exit_code, Some(0));
+    assert!(!result.timed_out);
+    assert!(result.output_held_open, "{result:?}");
+    assert_eq!(result.stdout_head, "{\"partial\": true}\n");
+    assert_eq!(result.stdout_json, JsonVerdict::Valid);
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+}
+
+#[test]
+fn an_unrepresentable_timeout_means_no_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(tmp.path(), Duration::MAX);
+    let result = run_one(claude("max", "echo '{}'"), &opts);
+    assert!(result.succeeded(), "{result:?}");
+}
+
+#[test]
 fn twenty_probes_with_one_hanging_take_about_one_deadline() {
     let tmp = tempfile::tempdir().unwrap();
     let marker = unique_marker("pool");
