@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod gc;
+pub mod git_hooks;
 pub mod install;
 pub mod profile;
 pub mod render;
