@@ -5,4 +5,5 @@ mod util;
 
 mod evaluator;
 mod git_hooks;
+mod hosts;
 mod install;

@@ -212,6 +212,9 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
                 if let Some(value) = value {
                     let quoted = shell_quote(value);
                     match state {
+                        Quote::Double if !value.contains(['"', '\\', '$', '`']) => {
+                            out.push_str(value);
+                        }
                         Quote::Double => {
                             out.push('"');
                             out.push_str(&quoted);

@@ -1,0 +1,253 @@
+//! Every host and every profile: Claude Code (two config dirs), Codex, Gemini and Cursor
+//! converge in one install, with each host's event names, timeout unit and required fields.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::util::{write, TestEnv};
+
+const MANIFEST: &str = r#"{"hooks": {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/guard.sh\" ${FABLE_HOST}", "timeout": 7}]}],
+  "PostToolUseFailure": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/guard.sh\" failure"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/guard.sh\" stop", "timeout": 3}]}]
+}}"#;
+
+struct Five {
+    env: TestEnv,
+    src: PathBuf,
+    claude: PathBuf,
+    claude2: PathBuf,
+    codex: PathBuf,
+    gemini: PathBuf,
+    cursor: PathBuf,
+}
+
+fn five() -> Five {
+    let env = TestEnv::new();
+    let src = env.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/guard.sh"), "exit 0\n");
+    let claude = env.claude_settings();
+    let claude2 = env.root().join("claude-two/settings.json");
+    let codex = env.home.join(".codex/hooks.json");
+    let gemini = env.home.join(".gemini/settings.json");
+    let cursor = env.home.join(".cursor/hooks.json");
+    write(
+        &claude,
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user-claude"}]}]}}"#,
+    );
+    std::fs::create_dir_all(claude2.parent().unwrap()).unwrap();
+    write(
+        &codex,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "user-codex"}]}]}}"#,
+    );
+    write(
+        &gemini,
+        r#"{"theme": "dark", "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"name": "mine", "type": "command", "command": "user-gemini", "timeout": 5000}]}]}}"#,
+    );
+    write(
+        &cursor,
+        r#"{"version": 1, "hooks": {"stop": [{"command": "user-cursor"}]}}"#,
+    );
+    env.ok([
+        Path::new("profile").as_os_str(),
+        "add".as_ref(),
+        "claude".as_ref(),
+        claude2.parent().unwrap().as_os_str(),
+    ]);
+    Five {
+        env,
+        src,
+        claude,
+        claude2,
+        codex,
+        gemini,
+        cursor,
+    }
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn cmd(f: &Five, arg: &str) -> String {
+    let root = f
+        .env
+        .fable_home
+        .join("sources")
+        .read_dir()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("current");
+    let script = format!("{}/hooks/guard.sh", root.display());
+    format!("[ -e {script} ] || exit 0; sh \"{script}\" {arg}")
+}
+
+#[test]
+fn one_install_converges_five_profiles_of_four_hosts() {
+    let f = five();
+    let out = f.env.json([
+        Path::new("install").as_os_str(),
+        f.src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(out["profiles"].as_array().unwrap().len(), 5, "{out}");
+
+    for (path, host) in [(&f.claude, "claude"), (&f.claude2, "claude")] {
+        let v = read(path);
+        assert_eq!(
+            v["hooks"]["PreToolUse"],
+            json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": cmd(&f, host), "timeout": 7}]}])
+        );
+        assert_eq!(
+            v["hooks"]["PostToolUseFailure"],
+            json!([{"hooks": [{"type": "command", "command": cmd(&f, "failure")}]}])
+        );
+        let stop = v["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), if path == &f.claude { 2 } else { 1 });
+        assert_eq!(stop.last().unwrap()["hooks"][0]["timeout"], 3);
+    }
+    let codex = read(&f.codex);
+    assert_eq!(
+        codex["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "user-codex"
+    );
+    assert_eq!(
+        codex["hooks"]["PreToolUse"][1],
+        json!({"matcher": "Bash", "hooks": [{"type": "command", "command": cmd(&f, "codex"), "timeout": 7}]})
+    );
+    assert!(
+        codex["hooks"].get("PostToolUseFailure").is_none(),
+        "Codex has no PostToolUseFailure: {codex}"
+    );
+    assert_eq!(
+        codex["hooks"]["Stop"][0]["hooks"][0]["command"],
+        cmd(&f, "stop")
+    );
+
+    let gemini = read(&f.gemini);
+    assert_eq!(gemini["theme"], "dark");
+    let before_tool = gemini["hooks"]["BeforeTool"].as_array().unwrap();
+    assert_eq!(before_tool[0]["hooks"][0]["command"], "user-gemini");
+    let ours = &before_tool[1]["hooks"][0];
+    assert_eq!(ours["command"], cmd(&f, "gemini"));
+    assert_eq!(ours["timeout"], 7000, "Gemini timeouts are milliseconds");
+    assert!(ours["name"].as_str().is_some_and(|n| !n.is_empty()));
+    assert_eq!(
+        gemini["hooks"]["AfterAgent"][0]["hooks"][0]["timeout"],
+        3000
+    );
+    assert!(gemini["hooks"].get("Stop").is_none() && gemini["hooks"].get("PreToolUse").is_none());
+    let skipped: Vec<String> = out["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["host"] == "gemini")
+        .unwrap()["skipped_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(skipped, vec!["PostToolUseFailure".to_string()]);
+
+    let cursor = read(&f.cursor);
+    assert_eq!(cursor["version"], 1);
+    assert_eq!(
+        cursor["hooks"]["stop"],
+        json!([{"command": "user-cursor"}, {"command": cmd(&f, "stop"), "timeout": 3}])
+    );
+    assert_eq!(
+        cursor["hooks"]["preToolUse"],
+        json!([{"command": cmd(&f, "cursor"), "timeout": 7, "matcher": "Bash"}])
+    );
+    assert_eq!(
+        cursor["hooks"]["postToolUseFailure"],
+        json!([{"command": cmd(&f, "failure")}])
+    );
+
+    // A second run changes nothing anywhere.
+    let again = f.env.json([
+        Path::new("install").as_os_str(),
+        f.src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(again["changed"], false, "{again}");
+    let st = f.env.json([
+        Path::new("status").as_os_str(),
+        f.src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(st["sources"][0]["state"], "current");
+    assert_eq!(st["sources"][0]["profiles"].as_array().unwrap().len(), 5);
+
+    // Uninstall removes fable's entries from all five and nothing else.
+    f.env
+        .ok([Path::new("uninstall").as_os_str(), f.src.as_os_str()]);
+    assert_eq!(
+        read(&f.claude),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user-claude"}]}]}})
+    );
+    assert_eq!(
+        read(&f.codex),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "user-codex"}]}]}})
+    );
+    assert_eq!(
+        read(&f.gemini)["hooks"],
+        json!({"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"name": "mine", "type": "command", "command": "user-gemini", "timeout": 5000}]}]})
+    );
+    assert_eq!(
+        read(&f.cursor),
+        json!({"version": 1, "hooks": {"stop": [{"command": "user-cursor"}]}})
+    );
+    assert_eq!(read(&f.claude2), json!({}));
+}
+
+#[test]
+fn codex_command_strings_survive_a_source_update() {
+    let f = five();
+    f.env.ok([
+        Path::new("install").as_os_str(),
+        f.src.as_os_str(),
+        "--host".as_ref(),
+        "codex".as_ref(),
+    ]);
+    let before = std::fs::read_to_string(&f.codex).unwrap();
+    assert!(
+        !f.claude.exists()
+            || !std::fs::read_to_string(&f.claude)
+                .unwrap()
+                .contains("guard.sh"),
+        "--host restricts the install"
+    );
+    write(&f.src.join("hooks/guard.sh"), "echo changed; exit 0\n");
+    let out = f.env.ok([
+        Path::new("install").as_os_str(),
+        f.src.as_os_str(),
+        "--host".as_ref(),
+        "codex".as_ref(),
+    ]);
+    assert!(out.contains("synced generation"), "{out}");
+    assert_eq!(std::fs::read_to_string(&f.codex).unwrap(), before);
+}
+
+#[test]
+fn default_source_wires_every_host_with_its_host_flag() {
+    let f = five();
+    f.env.ok(["install"]);
+    let gemini = read(&f.gemini);
+    let c = gemini["hooks"]["BeforeTool"][1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(c.ends_with("pre-tool-use --host gemini"), "{c}");
+    let cursor = read(&f.cursor);
+    let c = cursor["hooks"]["sessionStart"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(c.ends_with("session-start --host cursor"), "{c}");
+}
