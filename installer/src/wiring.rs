@@ -31,6 +31,11 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
     let mut events = Vec::new();
     let mut skipped = Vec::new();
     let mut index = 0;
+    let key = stable_root
+        .parent()
+        .and_then(Path::file_name)
+        .map(|k| k.to_string_lossy().into_owned())
+        .unwrap_or_default();
     for (event, groups) in &manifest.events {
         let Some(name) = host.event_name(event) else {
             skipped.push(event.clone());
@@ -47,7 +52,7 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                         h,
                         registered_command(&h.command, stable_root, host),
                         g.matcher.as_deref(),
-                        index,
+                        &format!("fable-{key}-{index}"),
                     )
                 })
                 .collect();

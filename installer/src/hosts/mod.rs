@@ -122,13 +122,14 @@ impl Host {
         }
     }
 
-    /// Renders one registered entry for a manifest hook whose command has been expanded.
+    /// Renders one registered entry for a manifest hook whose command has been expanded;
+    /// `name` is a stable, unique name for hosts that require one (Gemini).
     pub fn render_entry(
         self,
         hook: &Hook,
         command: String,
         matcher: Option<&str>,
-        index: usize,
+        name: &str,
     ) -> Value {
         let mut m = Map::new();
         match self {
@@ -140,7 +141,7 @@ impl Host {
                 }
             }
             Host::Gemini => {
-                m.insert("name".into(), json!(format!("fable-{index}")));
+                m.insert("name".into(), json!(name));
                 m.insert("type".into(), json!("command"));
                 m.insert("command".into(), json!(command));
                 if let Some(t) = hook.timeout {
