@@ -18,6 +18,8 @@ use crate::cmd::render;
     after_help = "Examples:\n  fable install                 install the bundled evaluator into every profile\n  fable install ~/src/my-hooks  snapshot a hook source (hooks/hooks.json) and wire it\n  fable install --dry-run       print the plan and its JSON Patch; write nothing"
 )]
 pub struct InstallArgs {
+    #[command(subcommand)]
+    pub target: Option<InstallTarget>,
     /// Hook source directory (holding hooks/hooks.json); default: the bundled evaluator.
     pub source: Option<PathBuf>,
     /// Only these hosts (claude, codex, gemini, cursor); repeatable.
@@ -37,6 +39,13 @@ pub struct InstallArgs {
     pub yes: bool,
 }
 
+/// What else `fable install` can install.
+#[derive(clap::Subcommand, Debug)]
+pub enum InstallTarget {
+    /// Install a source's git hooks into a repository's effective hooks directory.
+    GitHooks(crate::cmd::git_hooks::InstallGitHooksArgs),
+}
+
 /// Parses a `--host` value.
 pub fn parse_host(s: &str) -> Result<Host, String> {
     Host::parse(s)
@@ -45,6 +54,9 @@ pub fn parse_host(s: &str) -> Result<Host, String> {
 
 impl Run for InstallArgs {
     fn run(self) -> anyhow::Result<i32> {
+        if let Some(InstallTarget::GitHooks(args)) = self.target {
+            return args.run();
+        }
         let home = FableHome::from_env()?;
         let opts = InstallOptions {
             spec: SourceSpec::from_arg(self.source.as_deref()),

@@ -13,7 +13,10 @@ use crate::cli::Run;
 use crate::cmd::render;
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct UninstallArgs {
+    #[command(subcommand)]
+    pub target: Option<UninstallTarget>,
     /// Hook source directory or installed source key; default: the bundled evaluator.
     pub source: Option<PathBuf>,
     /// Also give back each settings file's original bytes (when nothing else changed since).
@@ -27,8 +30,18 @@ pub struct UninstallArgs {
     pub json: bool,
 }
 
+/// What else `fable uninstall` can remove.
+#[derive(clap::Subcommand, Debug)]
+pub enum UninstallTarget {
+    /// Remove a source's git hooks from a repository (restoring what was there before).
+    GitHooks(crate::cmd::git_hooks::UninstallGitHooksArgs),
+}
+
 impl Run for UninstallArgs {
     fn run(self) -> anyhow::Result<i32> {
+        if let Some(UninstallTarget::GitHooks(args)) = self.target {
+            return args.run();
+        }
         let home = FableHome::from_env()?;
         let opts = UninstallOptions {
             spec: SourceSpec::from_arg(self.source.as_deref()),
