@@ -225,11 +225,11 @@ pub fn set_phase(
     let (state, _) = project.transact(cfg, "phase", |s| {
         if phase == "complete" {
             if let Some(p) = &ledger_problem {
-                return Err(Error::Usage(format!("refusing phase complete: {p}")));
+                return Err(Error::Refused(format!("refusing phase complete: {p}")));
             }
             if s.substantial || s.mutation_generation > s.verified_generation {
                 if let Err(why) = s.freshness() {
-                    return Err(Error::Usage(format!(
+                    return Err(Error::Refused(format!(
                         "refusing phase complete: {why}; record `fable evidence pass KIND SOURCE DETAIL` first"
                     )));
                 }

@@ -54,6 +54,9 @@ pub enum Error {
         /// Where discovery started.
         start: PathBuf,
     },
+    /// A transition was refused because the project does not satisfy its precondition.
+    #[error("{0}")]
+    Refused(String),
     /// A value given by the user is not acceptable.
     #[error("{0}")]
     Usage(String),

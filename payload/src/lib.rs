@@ -8,7 +8,8 @@
 //!
 //! Exit codes: 0 allow (or fail open), 2 a deliberate block. Any internal error or panic exits
 //! 0 with one line on stderr: a bug in the evaluator must never brick an agent session.
-//! `FABLE_DISABLE=1` is the kill switch (exit 0 at once).
+//! `FABLE_DISABLE=1` is the kill switch (exit 0 at once). `FABLE_HOOK_TEST_PANIC=1` panics on
+//! purpose so that tests can prove the fail-open path.
 
 pub mod agent;
 pub mod debt;
@@ -233,6 +234,10 @@ pub fn hook_main<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
 fn run(args: Vec<OsString>) -> i32 {
     if std::env::var_os("FABLE_DISABLE").is_some_and(|v| v == "1") {
         return 0;
+    }
+    // Lets the black-box tests prove that a panic fails open (exit 0, one line on stderr).
+    if std::env::var_os("FABLE_HOOK_TEST_PANIC").is_some_and(|v| v == "1") {
+        panic!("FABLE_HOOK_TEST_PANIC is set");
     }
     let mut event = None;
     let mut host = Host::Claude;

@@ -1,26 +1,261 @@
 //! Agent-facing commands: `fable init`, `fable evidence`, `fable phase`, `fable state`.
-//! (Owned by the evaluator work; these arguments are wired in `cli.rs`.)
+//!
+//! They run in the project governing the current directory (the evaluator's discovery: walk up
+//! to the first `.fable/`, stopping at any `.git` entry) and change state only through
+//! transactions (`fable_payload::agent`). Exit codes: 0 success, 1 failure (not opted in,
+//! unsafe or invalid state, refused transition), 2 usage error (unknown kind or phase, hollow
+//! evidence detail).
 
-use clap::Args;
+use std::path::PathBuf;
 
-use crate::cli::Run;
+use clap::{Args, ValueEnum};
+use serde_json::json;
 
-#[derive(Args, Debug)]
-pub struct InitArgs {}
-#[derive(Args, Debug)]
-pub struct EvidenceArgs {}
-#[derive(Args, Debug)]
-pub struct PhaseArgs {}
-#[derive(Args, Debug)]
-pub struct StateArgs {}
+use fable_payload::agent;
+use fable_payload::state::State;
+use fable_payload::Error;
 
-macro_rules! pending {
-    ($($t:ty),*) => {$(
-        impl Run for $t {
-            fn run(self) -> anyhow::Result<i32> {
-                anyhow::bail!("not built yet")
+use crate::cli::{Run, EXIT_USAGE};
+
+/// `fable init [--dir DIR] [--json]`.
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The project directory (default: the enclosing worktree root, else the current directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Whether evidence passed.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvidenceResult {
+    /// Verification passed.
+    Pass,
+    /// Verification failed.
+    Fail,
+}
+
+/// `fable evidence pass|fail KIND SOURCE DETAIL...`.
+#[derive(Args, Debug)]
+pub struct EvidenceArgs {
+    /// pass or fail.
+    #[arg(value_enum)]
+    pub result: EvidenceResult,
+    /// test, build, typecheck, lint, e2e, integration, run, manual, screenshot, benchmark or
+    /// review (review is recorded but does not count as verification).
+    pub kind: String,
+    /// What produced the evidence: the command, file or URL.
+    pub source: String,
+    /// The observed result (counts, output); several words are joined with spaces.
+    #[arg(required = true, num_args = 1..)]
+    pub detail: Vec<String>,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fable phase PHASE [--card TITLE]`.
+#[derive(Args, Debug)]
+pub struct PhaseArgs {
+    /// idle, discovering, planned, executing, verifying, recovering, complete or blocked.
+    pub phase: String,
+    /// Mark this open ledger card as the active card.
+    #[arg(long)]
+    pub card: Option<String>,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fable state [--json] [--sync]`.
+#[derive(Args, Debug)]
+pub struct StateArgs {
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Run an empty transaction first, folding pending mutation debt into the state.
+    #[arg(long)]
+    pub sync: bool,
+}
+
+fn cwd() -> anyhow::Result<PathBuf> {
+    Ok(std::env::current_dir()?)
+}
+
+/// Maps library errors to exit codes: usage errors 2, everything else 1.
+fn fail(e: Error, json_out: bool) -> anyhow::Result<i32> {
+    let code = if matches!(e, Error::Usage(_)) {
+        EXIT_USAGE
+    } else {
+        1
+    };
+    if json_out {
+        println!("{}", json!({"ok": false, "error": e.to_string()}));
+    }
+    eprintln!("fable: {e}");
+    Ok(code)
+}
+
+fn summary(s: &State) -> String {
+    let fresh = match s.freshness() {
+        Ok(()) => "fresh".to_owned(),
+        Err(why) => format!("not fresh ({why})"),
+    };
+    format!(
+        "phase {} · skill {} · generation {} (verified {}) · failure streak {} · {} evidence record(s) · verification {fresh}",
+        s.phase,
+        s.current_skill.as_deref().unwrap_or("none"),
+        s.mutation_generation,
+        s.verified_generation,
+        s.failure_streak,
+        s.evidence.len()
+    )
+}
+
+impl Run for InitArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        let dir = match self.dir {
+            Some(d) => d,
+            None => agent::default_init_dir(&cwd()?),
+        };
+        let cfg = agent::command_config();
+        match agent::init(&dir, &cfg) {
+            Ok(r) => {
+                if self.json {
+                    println!(
+                        "{}",
+                        json!({"ok": true, "project": r.project.root, "workspaceId": r.project.workspace_id,
+                               "created": r.created, "state": r.state})
+                    );
+                } else if r.created.is_empty() {
+                    println!(
+                        "{} is already opted in ({})",
+                        r.project.root.display(),
+                        summary(&r.state)
+                    );
+                } else {
+                    println!(
+                        "opted in {}: created {}",
+                        r.project.root.display(),
+                        r.created.join(", ")
+                    );
+                    println!("add cards to .fable/LEDGER.md as `- [ ] ...`; record verification with `fable evidence pass KIND SOURCE DETAIL`");
+                }
+                Ok(0)
+            }
+            Err(e) => fail(e, self.json),
+        }
+    }
+}
+
+impl Run for EvidenceArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        let cfg = agent::command_config();
+        let project = match agent::find(&cwd()?) {
+            Ok(p) => p,
+            Err(e) => return fail(e, self.json),
+        };
+        let detail = self.detail.join(" ");
+        let pass = self.result == EvidenceResult::Pass;
+        match agent::record_evidence(&project, &cfg, pass, &self.kind, &self.source, &detail) {
+            Ok(s) => {
+                if self.json {
+                    println!(
+                        "{}",
+                        json!({"ok": true, "fresh": s.freshness().is_ok(), "state": s})
+                    );
+                } else {
+                    println!(
+                        "recorded {} {} evidence at generation {}: {}",
+                        if pass { "passing" } else { "failing" },
+                        self.kind,
+                        s.mutation_generation,
+                        summary(&s)
+                    );
+                }
+                Ok(0)
+            }
+            Err(e) => fail(e, self.json),
+        }
+    }
+}
+
+impl Run for PhaseArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        let cfg = agent::command_config();
+        let project = match agent::find(&cwd()?) {
+            Ok(p) => p,
+            Err(e) => return fail(e, self.json),
+        };
+        match agent::set_phase(&project, &cfg, &self.phase, self.card.as_deref()) {
+            Ok(s) => {
+                if self.json {
+                    println!("{}", json!({"ok": true, "state": s}));
+                } else {
+                    println!("{}", summary(&s));
+                }
+                Ok(0)
+            }
+            Err(e) => fail(e, self.json),
+        }
+    }
+}
+
+impl Run for StateArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        let project = match agent::find(&cwd()?) {
+            Ok(p) => p,
+            Err(e) => return fail(e, self.json),
+        };
+        let mut folded = 0;
+        if self.sync {
+            match agent::sync(&project, &agent::command_config()) {
+                Ok((_, n)) => folded = n,
+                Err(e) => return fail(e, self.json),
             }
         }
-    )*};
+        let report = agent::report(&project);
+        if self.json {
+            let mut r = report;
+            r["folded"] = json!(folded);
+            println!("{}", serde_json::to_string_pretty(&r)?);
+            return Ok(0);
+        }
+        println!("project: {}", project.root.display());
+        if self.sync {
+            println!("folded {folded} pending mutation(s)");
+        }
+        match project.read_state() {
+            Ok(s) => {
+                println!("{}", summary(&s));
+                if let Some(c) = &s.active_card {
+                    println!("active card: {c}");
+                }
+            }
+            Err(e) => println!("state: {e}"),
+        }
+        if let Some(open) = report["ledger"]["open"].as_array() {
+            println!("open cards: {}", open.len());
+            for c in open.iter().take(12) {
+                println!("  - [ ] {}", c.as_str().unwrap_or_default());
+            }
+            if open.len() > 12 {
+                println!("  ... and {} more", open.len() - 12);
+            }
+        }
+        if let Some(n) = report["pendingMutations"].as_u64() {
+            if n > 0 {
+                println!("pending mutations: {n} (run `fable state --sync`)");
+            }
+        } else {
+            println!("pending mutations: {}", report["pendingMutations"]["error"]);
+        }
+        match report["stop"]["reason"].as_str() {
+            Some(r) => println!("stop: would block\n{r}"),
+            None => println!("stop: would be allowed"),
+        }
+        Ok(0)
+    }
 }
-pending!(InitArgs, EvidenceArgs, PhaseArgs, StateArgs);
