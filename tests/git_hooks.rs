@@ -1,1 +1,401 @@
-//! Tests of `fable` (filled in by the owning change).
+//! Black-box tests of `fable install git-hooks` / `fable uninstall git-hooks` against real
+//! repositories (plain, linked worktree, submodule, bare + worktree, `GIT_DIR`) with real
+//! `git commit`s, in the isolated environment of `util::TestEnv`.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::util::{make_executable, tree_listing, write, TestEnv};
+
+/// A hook source whose `pre-commit` appends "<name of the worktree>" to `<root>/marker`.
+fn hook_source(env: &TestEnv) -> PathBuf {
+    let src = env.root().join("hook-src");
+    write(&src.join("hooks/hooks.json"), "{\"hooks\": {}}\n");
+    let hook = src.join("hooks/git/pre-commit");
+    write(
+        &hook,
+        &format!(
+            "#!/bin/sh\necho \"fable $(basename \"$PWD\")\" >> '{}'\n",
+            marker(env).display()
+        ),
+    );
+    make_executable(&hook);
+    src
+}
+
+fn marker(env: &TestEnv) -> PathBuf {
+    env.root().join("marker")
+}
+
+fn marker_lines(env: &TestEnv) -> Vec<String> {
+    std::fs::read_to_string(marker(env))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A repository with one commit at `<root>/<name>`.
+fn repo(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = env.root().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    env.git_ok(&dir, &["init", "-q"]);
+    write(&dir.join("README"), "hi\n");
+    env.git_ok(&dir, &["add", "README"]);
+    env.git_ok(&dir, &["commit", "-q", "--no-verify", "-m", "init"]);
+    dir
+}
+
+fn commit(env: &TestEnv, dir: &Path, file: &str) -> Output {
+    write(&dir.join(file), file);
+    env.git_ok(dir, &["add", file]);
+    env.git(dir)
+        .args(["commit", "-q", "-m", file])
+        .output()
+        .unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn install_json(env: &TestEnv, repo: &Path, src: &Path) -> serde_json::Value {
+    env.json([
+        "install",
+        "git-hooks",
+        s(repo),
+        "--source",
+        s(src),
+        "--json",
+    ])
+}
+
+fn sh_n_all(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let text = std::fs::read(&p).unwrap_or_default();
+        if !text.starts_with(b"#!/bin/sh\n# fable:git-shim") {
+            continue;
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-n")
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "sh -n {}", p.display());
+        if let Ok(out) = std::process::Command::new("shellcheck")
+            .args(["-s", "sh"])
+            .arg(&p)
+            .output()
+        {
+            assert!(
+                out.status.success(),
+                "shellcheck {}:\n{}",
+                p.display(),
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+}
+
+/// For each layout: install, a real commit fires the hook, uninstall leaves the hooks
+/// directory exactly as it was.
+#[test]
+fn every_layout_fires_and_uninstall_restores() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+
+    let plain = repo(&env, "plain");
+    let main = repo(&env, "main");
+    let linked = env.root().join("linked");
+    env.git_ok(&main, &["worktree", "add", "-q", s(&linked), "-b", "side"]);
+    let lib = repo(&env, "lib");
+    let sup = repo(&env, "super");
+    env.git_ok(&sup, &["submodule", "add", "-q", s(&lib), "sub"]);
+    let sub = sup.join("sub");
+    let bare = env.root().join("bare.git");
+    env.git_ok(&env.root(), &["clone", "-q", "--bare", s(&plain), s(&bare)]);
+    let bwt = env.root().join("bwt");
+    env.git_ok(&bare, &["worktree", "add", "-q", s(&bwt), "main"]);
+
+    let cases: Vec<(&Path, PathBuf, &str)> = vec![
+        (&plain, plain.join(".git/hooks"), "primary"),
+        (&linked, main.join(".git/hooks"), "linked_worktree"),
+        (&sub, sup.join(".git/modules/sub/hooks"), "submodule"),
+        (&bwt, bare.join("hooks"), "linked_worktree"),
+    ];
+    for (i, (dir, hooks, kind)) in cases.iter().enumerate() {
+        let before = tree_listing(hooks);
+        let j = install_json(&env, dir, &src);
+        assert_eq!(j["hooks_dir"], s(hooks), "{j}");
+        assert_eq!(j["kind"], *kind, "{j}");
+        sh_n_all(hooks);
+        let out = commit(&env, dir, "a");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        assert_eq!(marker_lines(&env).len(), i + 1);
+        assert_eq!(marker_lines(&env)[i], format!("fable {name}"));
+        env.ok(["uninstall", "git-hooks", s(dir)]);
+        assert_eq!(tree_listing(hooks), before, "{}", hooks.display());
+        let out = commit(&env, dir, "b");
+        assert!(out.status.success());
+        assert_eq!(marker_lines(&env).len(), i + 1, "no hook after uninstall");
+    }
+}
+
+#[test]
+fn git_dir_and_work_tree_from_the_environment() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let wt = repo(&env, "gdwt");
+    let gd = env.root().join("separate.git");
+    std::fs::rename(wt.join(".git"), &gd).unwrap();
+    let with_env = |mut c: std::process::Command| {
+        c.env("GIT_DIR", &gd)
+            .env("GIT_WORK_TREE", &wt)
+            .current_dir(&wt);
+        c
+    };
+    let before = tree_listing(&gd.join("hooks"));
+    let out = with_env(env.fable())
+        .args(["install", "git-hooks", "--source", s(&src), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["hooks_dir"], s(&gd.join("hooks")));
+    write(&wt.join("f"), "f");
+    let out = with_env(env.git(&wt)).args(["add", "f"]).output().unwrap();
+    assert!(out.status.success());
+    let out = with_env(env.git(&wt))
+        .args(["commit", "-q", "-m", "f"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(marker_lines(&env), vec!["fable gdwt"]);
+    let out = with_env(env.fable())
+        .args(["uninstall", "git-hooks"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree_listing(&gd.join("hooks")), before);
+}
+
+#[test]
+fn foreign_hook_still_fails_the_commit_and_is_restored_byte_identical() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let r = repo(&env, "foreign");
+    let hook = r.join(".git/hooks/pre-commit");
+    write(&hook, "#!/bin/sh\necho 'foreign: no' >&2\nexit 1\n");
+    make_executable(&hook);
+    let before = tree_listing(&r.join(".git/hooks"));
+    let j = install_json(&env, &r, &src);
+    let files = j["files"].as_array().unwrap();
+    assert!(files
+        .iter()
+        .any(|f| f["action"] == "keep_foreign" && f["path"] == s(&hook)));
+    let out = commit(&env, &r, "a");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("foreign: no"));
+    assert_eq!(marker_lines(&env), vec!["fable foreign"]);
+    env.ok(["uninstall", "git-hooks", s(&r)]);
+    assert_eq!(tree_listing(&r.join(".git/hooks")), before);
+}
+
+#[test]
+fn hooks_path_values_resolve_or_are_refused() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+
+    // `~/` is the user's home; the value may come through include.path.
+    let r = repo(&env, "tilde");
+    write(
+        &env.root().join("inc.cfg"),
+        "[core]\n\thooksPath = ~/team-hooks\n",
+    );
+    env.git_ok(
+        &r,
+        &["config", "include.path", s(&env.root().join("inc.cfg"))],
+    );
+    let j = install_json(&env, &r, &src);
+    assert_eq!(j["hooks_dir"], s(&env.home.join("team-hooks")));
+    assert!(commit(&env, &r, "a").status.success());
+    assert_eq!(marker_lines(&env), vec!["fable tilde"]);
+
+    // Relative: resolved per worktree.
+    let r = repo(&env, "rel");
+    env.git_ok(&r, &["config", "core.hooksPath", "githooks"]);
+    let j = install_json(&env, &r, &src);
+    assert_eq!(j["hooks_dir"], s(&r.join("githooks")));
+
+    // Empty: refused.
+    let r = repo(&env, "empty");
+    env.git_ok(&r, &["config", "core.hooksPath", ""]);
+    let out = env.run(["install", "git-hooks", s(&r), "--source", s(&src)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty value"));
+
+    // /dev/null: an error naming it, nothing written anywhere.
+    let r = repo(&env, "devnull");
+    env.git_ok(&r, &["config", "core.hooksPath", "/dev/null"]);
+    let before = tree_listing(&env.root());
+    let out = env.run(["install", "git-hooks", s(&r), "--source", s(&src)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"/dev/null\""), "{err}");
+    assert_eq!(tree_listing(&env.root()), before);
+}
+
+#[test]
+fn global_hooks_path_records_refuses_and_restores() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let r = repo(&env, "glob");
+    let own_marker = env.root().join("own-ran");
+    let own = r.join(".git/hooks/pre-commit");
+    write(
+        &own,
+        &format!("#!/bin/sh\ntouch '{}'\n", own_marker.display()),
+    );
+    make_executable(&own);
+    // Snapshot the source first (a plain install of the hooks into another repository).
+    let other = repo(&env, "other");
+    install_json(&env, &other, &src);
+
+    let global_before = std::fs::read(&env.git_global).unwrap();
+    let j = env.json([
+        "install",
+        "git-hooks",
+        "--hooks-path",
+        "--global",
+        "--source",
+        s(&src),
+        "--json",
+    ]);
+    assert_eq!(j["hooks_path"]["scope"], "global");
+    assert_eq!(j["hooks_path"]["previous"], serde_json::Value::Null);
+    assert_eq!(j["shared"], true);
+    let shim_dir = PathBuf::from(j["shim_dir"].as_str().unwrap());
+    sh_n_all(&shim_dir);
+    let value = env.git_ok(&r, &["config", "--global", "core.hooksPath"]);
+    assert_eq!(value.trim_end(), format!("{}/", shim_dir.display()));
+    let out = commit(&env, &r, "a");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(marker_lines(&env), vec!["fable glob"]);
+    assert!(
+        own_marker.exists(),
+        "the repository's own pre-commit still runs"
+    );
+    // Re-install changes nothing.
+    let j = env.json(["install", "git-hooks", "--hooks-path", "--global", "--json"]);
+    assert_eq!(j["changed"], false, "{j}");
+
+    env.ok(["uninstall", "git-hooks", "--hooks-path", "--global"]);
+    assert_eq!(std::fs::read(&env.git_global).unwrap(), global_before);
+
+    // A foreign global value: refused without --force, recorded and restored with it.
+    env.git_ok(
+        &r,
+        &["config", "--global", "core.hooksPath", "~/corp-hooks"],
+    );
+    let before = std::fs::read(&env.git_global).unwrap();
+    let out = env.run(["install", "git-hooks", "--hooks-path", "--global"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("~/corp-hooks") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&env.git_global).unwrap(), before);
+    let j = env.json([
+        "install",
+        "git-hooks",
+        "--hooks-path",
+        "--global",
+        "--force",
+        "--json",
+    ]);
+    assert_eq!(j["hooks_path"]["previous"], "~/corp-hooks");
+    env.ok(["uninstall", "git-hooks", "--hooks-path", "--global"]);
+    assert_eq!(std::fs::read(&env.git_global).unwrap(), before);
+}
+
+#[test]
+fn deleting_fable_home_leaves_commits_working() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let r = repo(&env, "nohome");
+    install_json(&env, &r, &src);
+    let _ = std::process::Command::new("chmod")
+        .args(["-R", "u+w"])
+        .arg(&env.fable_home)
+        .status();
+    std::fs::remove_dir_all(&env.fable_home).unwrap();
+    let out = commit(&env, &r, "a");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("fable:")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("pre-commit"), "{err}");
+}
+
+#[test]
+fn dry_run_writes_nothing_and_json_names_the_shared_directory() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let first = repo(&env, "first");
+    install_json(&env, &first, &src);
+
+    let main = repo(&env, "main");
+    let wt = env.root().join("wt");
+    env.git_ok(&main, &["worktree", "add", "-q", s(&wt), "-b", "x"]);
+    let before = tree_listing(&env.root());
+    let j = env.json(["install", "git-hooks", s(&wt), "--dry-run", "--json"]);
+    assert_eq!(
+        tree_listing(&env.root()),
+        before,
+        "--dry-run wrote something"
+    );
+    assert_eq!(j["dry_run"], true);
+    assert_eq!(j["hooks_dir"], s(&main.join(".git/hooks")));
+    assert_eq!(j["shared"], true);
+    assert_eq!(j["shared_with"][0], s(&main));
+    let files = j["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["path"], s(&main.join(".git/hooks/pre-commit")));
+    assert_eq!(files[0]["action"], "create");
+
+    // The human output says it is shared.
+    let out = env.ok(["install", "git-hooks", s(&wt)]);
+    assert!(out.contains("shared"), "{out}");
+}
+
+#[test]
+fn source_must_be_chosen_when_ambiguous() {
+    let env = TestEnv::new();
+    let r = repo(&env, "none");
+    let out = env.run(["install", "git-hooks", s(&r)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--source"));
+}

@@ -125,11 +125,23 @@ impl Env {
     }
 
     fn install(&self, repo: &Path) -> git::GitReport {
-        git::install(&self.home, &self.key, Some(repo), &InstallOptions::default()).unwrap()
+        git::install(
+            &self.home,
+            &self.key,
+            Some(repo),
+            &InstallOptions::default(),
+        )
+        .unwrap()
     }
 
     fn uninstall(&self, repo: &Path) -> git::GitReport {
-        git::uninstall(&self.home, &self.key, Some(repo), &UninstallOptions::default()).unwrap()
+        git::uninstall(
+            &self.home,
+            &self.key,
+            Some(repo),
+            &UninstallOptions::default(),
+        )
+        .unwrap()
     }
 }
 
@@ -220,7 +232,10 @@ fn foreign_hook_is_chained_and_restored() {
         .any(|f| f.action == git::Action::KeepForeign && f.path == foreign));
     assert!(hooks.join("pre-commit.fable-orig").exists());
     let out = env.commit(&repo, "a");
-    assert!(!out.status.success(), "the foreign hook's exit 1 must fail the commit");
+    assert!(
+        !out.status.success(),
+        "the foreign hook's exit 1 must fail the commit"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("foreign says no"));
     assert_eq!(env.marker_lines().len(), 1, "fable's hook ran first");
 
@@ -255,7 +270,10 @@ fn linked_worktree_shares_common_hooks() {
     let env = Env::new();
     let main = env.repo("main");
     let wt = env.root.join("wt");
-    env.git_ok(&main, &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "side"]);
+    env.git_ok(
+        &main,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "side"],
+    );
     assert!(wt.join(".git").is_file());
     let r = env.install(&wt);
     assert_eq!(
@@ -314,10 +332,19 @@ fn bare_repository_with_worktree() {
     let bare = env.root.join("bare.git");
     env.git_ok(
         &env.root,
-        &["clone", "-q", "--bare", seed.to_str().unwrap(), bare.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
     );
     let wt = env.root.join("bwt");
-    env.git_ok(&bare, &["worktree", "add", "-q", wt.to_str().unwrap(), "main"]);
+    env.git_ok(
+        &bare,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "main"],
+    );
     let before = listing(&bare.join("hooks"));
     let r = env.install(&wt);
     assert_eq!(r.hooks_dir.as_deref(), Some(bare.join("hooks").as_path()));
@@ -349,7 +376,10 @@ fn hooks_path_variants() {
     let repo = env.repo("rel");
     env.git_ok(&repo, &["config", "core.hooksPath", ".githooks"]);
     let wt = env.root.join("rel-wt");
-    env.git_ok(&repo, &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "x"]);
+    env.git_ok(
+        &repo,
+        &["worktree", "add", "-q", wt.to_str().unwrap(), "-b", "x"],
+    );
     let r = env.install(&wt);
     assert_eq!(r.hooks_dir.as_deref(), Some(wt.join(".githooks").as_path()));
     assert!(!r.shared);
@@ -365,7 +395,11 @@ fn hooks_path_variants() {
     );
     env.git_ok(
         &repo,
-        &["config", "include.path", env.root.join("included.cfg").to_str().unwrap()],
+        &[
+            "config",
+            "include.path",
+            env.root.join("included.cfg").to_str().unwrap(),
+        ],
     );
     let r = env.install(&repo);
     assert_eq!(
@@ -406,7 +440,12 @@ fn synthetic_dot_git_falls_back_and_populated_unresolvable_fails() {
     let broken = env.root.join("broken");
     std::fs::create_dir_all(broken.join(".git/objects")).unwrap();
     write(&broken.join(".git/HEAD"), "garbage\n");
-    let e = git::install(&env.home, &env.key, Some(&broken), &InstallOptions::default());
+    let e = git::install(
+        &env.home,
+        &env.key,
+        Some(&broken),
+        &InstallOptions::default(),
+    );
     assert!(e.is_err());
     assert!(!broken.join(".git/hooks").exists());
 }
@@ -454,7 +493,11 @@ fn status_reports_drift_and_converge_repairs_it() {
     std::fs::remove_file(&shim).unwrap();
     let st = git::status(&env.home, &env.key).unwrap();
     assert!(!st[0].ok);
-    assert!(st[0].problems[0].contains("missing"), "{:?}", st[0].problems);
+    assert!(
+        st[0].problems[0].contains("missing"),
+        "{:?}",
+        st[0].problems
+    );
 
     let out = git::converge(&env.home, &env.key, false).unwrap();
     assert!(out.failures.is_empty());
@@ -486,7 +529,10 @@ fn hooks_path_local_sets_records_and_restores() {
     let repo = env.repo("hp");
     let own_marker = env.root.join("own-ran");
     let own = repo.join(".git/hooks/pre-commit");
-    write(&own, &format!("#!/bin/sh\ntouch '{}'\n", own_marker.display()));
+    write(
+        &own,
+        &format!("#!/bin/sh\ntouch '{}'\n", own_marker.display()),
+    );
     chmod_x(&own);
     let config_before = std::fs::read(repo.join(".git/config")).unwrap();
     let opts = InstallOptions {
@@ -512,7 +558,10 @@ fn hooks_path_local_sets_records_and_restores() {
         ..Default::default()
     };
     git::uninstall(&env.home, &env.key, Some(&repo), &uopts).unwrap();
-    assert_eq!(std::fs::read(repo.join(".git/config")).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read(repo.join(".git/config")).unwrap(),
+        config_before
+    );
     assert!(!r.shim_dir.exists());
 
     // A foreign value is refused without --force, replaced with it, and restored.
@@ -527,7 +576,10 @@ fn hooks_path_local_sets_records_and_restores() {
     assert_eq!(r.hooks_path.unwrap().previous.as_deref(), Some(".husky"));
     // Someone changes it: status says so.
     git::uninstall(&env.home, &env.key, Some(&repo), &uopts).unwrap();
-    assert_eq!(env.git_ok(&repo, &["config", "core.hooksPath"]).trim(), ".husky");
+    assert_eq!(
+        env.git_ok(&repo, &["config", "core.hooksPath"]).trim(),
+        ".husky"
+    );
 }
 
 #[test]

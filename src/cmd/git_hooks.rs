@@ -162,18 +162,6 @@ fn print_report(r: &GitReport, verb_done: &str) {
 impl Run for InstallGitHooksArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
-        let key = choose_source(
-            &home,
-            self.source.as_deref(),
-            |k| {
-                home.store()
-                    .current_link(k)
-                    .join("hooks")
-                    .join("git")
-                    .is_dir()
-            },
-            "with hooks/git/",
-        )?;
         let repo = match (&self.repo, self.hooks_path && self.global) {
             (Some(p), _) => Some(p.clone()),
             (None, true) => None,
@@ -191,6 +179,31 @@ impl Run for InstallGitHooksArgs {
             home.ensure()?;
             Some(InstallLock::acquire(&home.lock_path(), DEFAULT_WAIT)?)
         };
+        // A checkout named by --source is snapshotted first (a no-op when unchanged), so the
+        // shims always run a complete generation, never the live checkout.
+        if let Some(src) = self.source.as_deref().map(Path::new) {
+            let is_key = home
+                .store()
+                .keys()?
+                .iter()
+                .any(|k| Some(k.as_str()) == src.to_str());
+            if !self.dry_run && !is_key && src.join("hooks").is_dir() {
+                fable_installer::sync::sync_source(&home, src)
+                    .with_context(|| format!("cannot snapshot hook source {}", src.display()))?;
+            }
+        }
+        let key = choose_source(
+            &home,
+            self.source.as_deref(),
+            |k| {
+                home.store()
+                    .current_link(k)
+                    .join("hooks")
+                    .join("git")
+                    .is_dir()
+            },
+            "with hooks/git/",
+        )?;
         let report = git::install(&home, &key, repo.as_deref(), &opts)
             .map_err(fable_installer::Error::from)?;
         if self.json {

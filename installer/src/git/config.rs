@@ -169,14 +169,18 @@ mod tests {
     fn set_and_restore_keeps_other_lines() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("config");
-        let original = "# my config\n[user]\n\tname = X ; comment\n[core]\n\tbare = false\n   editor = vim\n";
+        let original =
+            "# my config\n[user]\n\tname = X ; comment\n[core]\n\tbare = false\n   editor = vim\n";
         std::fs::write(&p, original).unwrap();
         assert!(has_core_section(&p).unwrap());
         assert_eq!(read_hooks_path(&p).unwrap(), None);
         assert!(write_hooks_path(&p, Some("/x/git-hooks/"), false, 0).unwrap());
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.starts_with("# my config\n[user]\n\tname = X ; comment\n[core]\n\tbare = false\n   editor = vim\n"), "{text}");
-        assert_eq!(read_hooks_path(&p).unwrap().as_deref(), Some("/x/git-hooks/"));
+        assert_eq!(
+            read_hooks_path(&p).unwrap().as_deref(),
+            Some("/x/git-hooks/")
+        );
         assert!(!d.path().join("config.lock").exists());
         assert!(write_hooks_path(&p, None, false, 0).unwrap());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), original);

@@ -29,7 +29,9 @@ pub use targets::{GitTarget, Mode, Scope};
 /// Errors of the git plumbing; each names the repository, file or value it concerns.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("{path}: not a git repository (and no empty synthetic .git/ to fall back to): {message}")]
+    #[error(
+        "{path}: not a git repository (and no empty synthetic .git/ to fall back to): {message}"
+    )]
     NotARepository { path: PathBuf, message: String },
     #[error("{repo}: core.hooksPath = {value:?} cannot be used as a hooks directory ({reason}); nothing was changed. Fix or unset core.hooksPath first")]
     UnresolvableHooksPath {
@@ -38,7 +40,10 @@ pub enum GitError {
         reason: String,
     },
     #[error("{repo}: core.hooksPath is set to an empty value{}; refusing to guess a hooks directory. Unset it (git config --unset core.hooksPath) or set a directory", file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
-    EmptyHooksPath { repo: PathBuf, file: Option<PathBuf> },
+    EmptyHooksPath {
+        repo: PathBuf,
+        file: Option<PathBuf>,
+    },
     #[error("{file}: core.hooksPath is already {value:?}, which is not fable's; pass --force to replace it (the previous value is recorded and restored by `fable uninstall git-hooks --hooks-path`)")]
     ForeignHooksPath { file: PathBuf, value: String },
     #[error("{path} is not fable's and {orig} already exists, so the hook cannot be kept aside; move one of them away and retry")]
@@ -47,7 +52,9 @@ pub enum GitError {
     NotAFile { path: PathBuf },
     #[error("hook source {key} has no complete snapshot; run `fable install SOURCE` first")]
     NotInstalled { key: String },
-    #[error("hook source {key} has no git hooks: no executable file named after a git hook in {dir}")]
+    #[error(
+        "hook source {key} has no git hooks: no executable file named after a git hook in {dir}"
+    )]
     NoHooks { key: String, dir: PathBuf },
     #[error("{path}: {message}")]
     Config { path: PathBuf, message: String },
@@ -473,7 +480,10 @@ fn remove_direct_shim(key: &str, dir: &Path, hook: &str, chained: &mut Vec<Strin
         ops.push(Op::Remove { path: path.clone() });
     }
     if (ours || missing) && fs::symlink_metadata(&orig).is_ok() {
-        ops.push(Op::Restore { from: orig, to: path });
+        ops.push(Op::Restore {
+            from: orig,
+            to: path,
+        });
         chained.retain(|h| h != hook);
     }
     ops
@@ -550,9 +560,9 @@ pub fn install(
     let (report, ops, target) = if opts.hooks_path {
         plan_hooks_path(home, key, resolved.as_ref(), &hooks, opts, &record)?
     } else {
-        let r = resolved.as_ref().ok_or_else(|| {
-            GitError::NeedRepository("no repository".to_string())
-        })?;
+        let r = resolved
+            .as_ref()
+            .ok_or_else(|| GitError::NeedRepository("no repository".to_string()))?;
         let previous = record
             .targets
             .iter()
@@ -624,10 +634,7 @@ fn hooks_path_file(
 
 /// The `core.hooksPath` value fable writes for `key`.
 pub fn hooks_path_value(home: &FableHome, key: &str) -> String {
-    format!(
-        "{}/",
-        targets::hooks_path_dir(&home.store(), key).display()
-    )
+    format!("{}/", targets::hooks_path_dir(&home.store(), key).display())
 }
 
 /// Ops writing fable's `git-hooks/` shims for `key` (source hooks plus pass-through shims).
@@ -701,8 +708,8 @@ fn plan_hooks_path(
         .find(|t| t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()));
     let mut ops = plan_hooks_path_shims(home, key, hooks);
     let mut report = report_base(key, Mode::HooksPath, r, &shim_dir);
-    let same = current.as_deref().map(|c| c.trim_end_matches('/'))
-        == Some(value.trim_end_matches('/'));
+    let same =
+        current.as_deref().map(|c| c.trim_end_matches('/')) == Some(value.trim_end_matches('/'));
     let (previous, created_core_section) = match previous_target {
         // Keep what was there before fable's first install.
         Some(t) => (t.previous_hooks_path.clone(), t.created_core_section),
@@ -747,7 +754,12 @@ fn plan_hooks_path(
                 file.display()
             ));
             if let Some(r) = r {
-                if let HooksDirOrigin::HooksPath { scope: s, file: f, value: v } = &r.origin {
+                if let HooksDirOrigin::HooksPath {
+                    scope: s,
+                    file: f,
+                    value: v,
+                } = &r.origin
+                {
                     if s == "local" || s == "worktree" {
                         report.notes.push(format!(
                             "{} sets its own core.hooksPath = {v:?}{}, which overrides the global one there",
@@ -835,7 +847,9 @@ pub fn uninstall(
         let remaining: Vec<GitTarget> = record
             .targets
             .iter()
-            .filter(|t| !(t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path())))
+            .filter(|t| {
+                !(t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()))
+            })
             .cloned()
             .collect();
         if !remaining.iter().any(|t| t.mode == Mode::HooksPath) && shim_dir.is_dir() {
@@ -874,7 +888,10 @@ pub fn uninstall(
             }
         }
         hooks.sort();
-        let mut chained = target.as_ref().map(|t| t.chained.clone()).unwrap_or_default();
+        let mut chained = target
+            .as_ref()
+            .map(|t| t.chained.clone())
+            .unwrap_or_default();
         let mut ops = Vec::new();
         for hook in &hooks {
             let path = dir.join(hook);
@@ -1000,7 +1017,8 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
                         Ok(v) => problems.push(format!(
                             "{}: core.hooksPath is {} instead of fable's {:?}",
                             file.display(),
-                            v.map(|v| format!("{v:?}")).unwrap_or_else(|| "unset".into()),
+                            v.map(|v| format!("{v:?}"))
+                                .unwrap_or_else(|| "unset".into()),
                             t.hooks_path.as_deref().unwrap_or_default()
                         )),
                         Err(e) => problems.push(e.to_string()),

@@ -139,7 +139,11 @@ pub fn resolve_repo(repo: &gix::Repository, user_home: &Path) -> Result<Resolved
                 }
             })?;
             let relative = path.is_relative();
-            let base = if relative { repo_root.join(&path) } else { path };
+            let base = if relative {
+                repo_root.join(&path)
+            } else {
+                path
+            };
             (normalise(&base), origin, relative)
         }
         Err(_) => (common_dir.join("hooks"), HooksDirOrigin::Default, false),
@@ -313,7 +317,10 @@ pub fn normalise(p: &Path) -> PathBuf {
     let mut existing = out.clone();
     let mut rest = Vec::new();
     while !existing.exists() {
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();
