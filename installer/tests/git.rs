@@ -612,3 +612,32 @@ fn deleted_fable_home_leaves_commits_working() {
     );
     assert!(foreign_marker.exists(), "the chained hook still runs");
 }
+
+#[test]
+fn uninstall_all_undoes_every_target_at_its_recorded_place() {
+    let env = Env::new();
+    let a = env.repo("all-a");
+    let b = env.repo("all-b");
+    let before_a = listing(&a.join(".git/hooks"));
+    let config_b = std::fs::read(b.join(".git/config")).unwrap();
+    env.install(&a);
+    let hp = InstallOptions {
+        hooks_path: true,
+        ..Default::default()
+    };
+    git::install(&env.home, &env.key, Some(&b), &hp).unwrap();
+    // A direct install where core.hooksPath already points at fable's directory is refused.
+    let e = git::install(&env.home, &env.key, Some(&b), &InstallOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("--hooks-path"), "{e}");
+    assert_eq!(git::status(&env.home, &env.key).unwrap().len(), 2);
+
+    let results = git::uninstall_all(&env.home, &env.key, false).unwrap();
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        assert!(r.is_ok(), "{r:?}");
+    }
+    assert_eq!(listing(&a.join(".git/hooks")), before_a);
+    assert_eq!(std::fs::read(b.join(".git/config")).unwrap(), config_b);
+    assert!(git::status(&env.home, &env.key).unwrap().is_empty());
+    assert!(!git::targets::hooks_path_dir(&env.home.store(), &env.key).exists());
+}

@@ -563,6 +563,7 @@ pub fn install(
         let r = resolved
             .as_ref()
             .ok_or_else(|| GitError::NeedRepository("no repository".to_string()))?;
+        refuse_fable_dir(home, r)?;
         let previous = record
             .targets
             .iter()
@@ -803,7 +804,7 @@ pub fn uninstall(
     opts: &UninstallOptions,
 ) -> Result<GitReport, GitError> {
     let store = home.store();
-    let mut record = targets::load(&store, key)?;
+    let record = targets::load(&store, key)?;
     let resolved = match repo {
         Some(p) => Some(resolve::resolve(p, home.user_home())?),
         None if opts.hooks_path && opts.global => None,
@@ -811,115 +812,32 @@ pub fn uninstall(
     };
     let (report, ops, remaining) = if opts.hooks_path {
         let (file, scope) = hooks_path_file(home, resolved.as_ref(), opts.global)?;
-        let target = record
-            .targets
-            .iter()
-            .find(|t| t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()))
-            .cloned();
-        let value = hooks_path_value(home, key);
-        let current = config::read_hooks_path(&file)?;
-        let shim_dir = targets::hooks_path_dir(&store, key);
-        let mut report = report_base(key, Mode::HooksPath, resolved.as_ref(), &shim_dir);
-        let mut ops = Vec::new();
-        let ours_now = current.as_deref().map(|c| c.trim_end_matches('/'))
-            == Some(value.trim_end_matches('/'));
-        let restore_to = target.as_ref().and_then(|t| t.previous_hooks_path.clone());
-        if ours_now {
-            ops.push(Op::SetHooksPath {
-                file: file.clone(),
-                value: restore_to.clone(),
-                drop_empty_core: target.as_ref().is_some_and(|t| t.created_core_section),
-                shared: resolved.as_ref().map(|r| r.shared_repository).unwrap_or(0),
-            });
-        } else if let Some(cur) = &current {
-            report.notes.push(format!(
-                "{}: core.hooksPath is {cur:?}, not fable's; left alone",
-                file.display()
-            ));
-        }
-        report.hooks_path = Some(HooksPathChange {
-            file: file.clone(),
-            scope,
-            previous: current.clone(),
-            value: if ours_now { restore_to } else { current },
-            changed: ours_now,
-        });
-        let remaining: Vec<GitTarget> = record
-            .targets
-            .iter()
-            .filter(|t| {
-                !(t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()))
-            })
-            .cloned()
-            .collect();
-        if !remaining.iter().any(|t| t.mode == Mode::HooksPath) && shim_dir.is_dir() {
-            if let Ok(rd) = fs::read_dir(&shim_dir) {
-                let mut files: Vec<PathBuf> = rd
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| matches!(slot(p, key), Slot::Ours(..)))
-                    .collect();
-                files.sort();
-                ops.extend(files.into_iter().map(|path| Op::Remove { path }));
-            }
-            ops.push(Op::RemoveDirIfEmpty { path: shim_dir });
-        }
-        (report, ops, remaining)
+        plan_hooks_path_uninstall(home, key, &file, scope, resolved.as_ref(), &record)?
     } else {
         let r = resolved
             .as_ref()
             .ok_or_else(|| GitError::NeedRepository("no repository".into()))?;
-        let dir = &r.hooks_dir;
-        let target = record
-            .targets
-            .iter()
-            .find(|t| t.mode == Mode::Direct && &t.hooks_dir == dir)
-            .cloned();
-        let mut report = report_base(key, Mode::Direct, Some(r), dir);
-        shared_notes(r, &mut report.notes);
-        // Recorded hooks plus any other shim of this source found there.
-        let mut hooks: Vec<String> = target.as_ref().map(|t| t.hooks.clone()).unwrap_or_default();
-        if let Ok(rd) = fs::read_dir(dir) {
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !hooks.contains(&name) && matches!(slot(&e.path(), key), Slot::Ours(..)) {
-                    hooks.push(name);
-                }
-            }
-        }
-        hooks.sort();
-        let mut chained = target
-            .as_ref()
-            .map(|t| t.chained.clone())
-            .unwrap_or_default();
-        let mut ops = Vec::new();
-        for hook in &hooks {
-            let path = dir.join(hook);
-            if matches!(slot(&path, key), Slot::Foreign) {
-                report.notes.push(format!(
-                    "{} is no longer fable's shim; left alone",
-                    path.display()
-                ));
-            }
-            ops.extend(remove_direct_shim(key, dir, hook, &mut chained));
-        }
-        if target.as_ref().is_some_and(|t| t.created_dir) {
-            ops.push(Op::RemoveDirIfEmpty { path: dir.clone() });
-        }
-        report.hooks = hooks;
-        let remaining: Vec<GitTarget> = record
-            .targets
-            .iter()
-            .filter(|t| !(t.mode == Mode::Direct && &t.hooks_dir == dir))
-            .cloned()
-            .collect();
-        (report, ops, remaining)
+        refuse_fable_dir(home, r)?;
+        plan_direct_uninstall(key, &r.hooks_dir, Some(r), &record)
     };
+    finish_uninstall(home, key, report, ops, remaining, record, opts.dry_run)
+}
+
+fn finish_uninstall(
+    home: &FableHome,
+    key: &str,
+    report: GitReport,
+    ops: Vec<Op>,
+    remaining: Vec<GitTarget>,
+    mut record: targets::GitTargets,
+    dry_run: bool,
+) -> Result<GitReport, GitError> {
+    let store = home.store();
     let mut report = report;
     report.files = ops.iter().map(Op::change).collect();
     report.changed = !ops.is_empty() || remaining.len() != record.targets.len();
-    report.dry_run = opts.dry_run;
-    if opts.dry_run {
+    report.dry_run = dry_run;
+    if dry_run {
         return Ok(report);
     }
     apply_all(&ops)?;
@@ -928,6 +846,129 @@ pub fn uninstall(
         targets::save(&store, key, &record)?;
     }
     Ok(report)
+}
+
+/// Plans undoing a `--hooks-path` install that edited `file`.
+fn plan_hooks_path_uninstall(
+    home: &FableHome,
+    key: &str,
+    file: &Path,
+    scope: Scope,
+    resolved: Option<&ResolvedRepo>,
+    record: &targets::GitTargets,
+) -> Result<(GitReport, Vec<Op>, Vec<GitTarget>), GitError> {
+    let store = home.store();
+    let file = file.to_path_buf();
+    let target = record
+        .targets
+        .iter()
+        .find(|t| t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()))
+        .cloned();
+    let value = hooks_path_value(home, key);
+    let current = config::read_hooks_path(&file)?;
+    let shim_dir = targets::hooks_path_dir(&store, key);
+    let mut report = report_base(key, Mode::HooksPath, resolved, &shim_dir);
+    let mut ops = Vec::new();
+    let ours_now =
+        current.as_deref().map(|c| c.trim_end_matches('/')) == Some(value.trim_end_matches('/'));
+    let restore_to = target.as_ref().and_then(|t| t.previous_hooks_path.clone());
+    if ours_now {
+        ops.push(Op::SetHooksPath {
+            file: file.clone(),
+            value: restore_to.clone(),
+            drop_empty_core: target.as_ref().is_some_and(|t| t.created_core_section),
+            shared: resolved.map(|r| r.shared_repository).unwrap_or(0),
+        });
+    } else if let Some(cur) = &current {
+        report.notes.push(format!(
+            "{}: core.hooksPath is {cur:?}, not fable's; left alone",
+            file.display()
+        ));
+    }
+    report.hooks_path = Some(HooksPathChange {
+        file: file.clone(),
+        scope,
+        previous: current.clone(),
+        value: if ours_now { restore_to } else { current },
+        changed: ours_now,
+    });
+    let remaining: Vec<GitTarget> = record
+        .targets
+        .iter()
+        .filter(|t| {
+            !(t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()))
+        })
+        .cloned()
+        .collect();
+    if !remaining.iter().any(|t| t.mode == Mode::HooksPath) && shim_dir.is_dir() {
+        if let Ok(rd) = fs::read_dir(&shim_dir) {
+            let mut files: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| matches!(slot(p, key), Slot::Ours(..)))
+                .collect();
+            files.sort();
+            ops.extend(files.into_iter().map(|path| Op::Remove { path }));
+        }
+        ops.push(Op::RemoveDirIfEmpty { path: shim_dir });
+    }
+    Ok((report, ops, remaining))
+}
+
+/// Plans removing fable's shims from the hooks directory `dir` (direct mode).
+fn plan_direct_uninstall(
+    key: &str,
+    dir: &Path,
+    r: Option<&ResolvedRepo>,
+    record: &targets::GitTargets,
+) -> (GitReport, Vec<Op>, Vec<GitTarget>) {
+    let dir = &dir.to_path_buf();
+    let target = record
+        .targets
+        .iter()
+        .find(|t| t.mode == Mode::Direct && &t.hooks_dir == dir)
+        .cloned();
+    let mut report = report_base(key, Mode::Direct, r, dir);
+    if let Some(r) = r {
+        shared_notes(r, &mut report.notes);
+    }
+    // Recorded hooks plus any other shim of this source found there.
+    let mut hooks: Vec<String> = target.as_ref().map(|t| t.hooks.clone()).unwrap_or_default();
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !hooks.contains(&name) && matches!(slot(&e.path(), key), Slot::Ours(..)) {
+                hooks.push(name);
+            }
+        }
+    }
+    hooks.sort();
+    let mut chained = target
+        .as_ref()
+        .map(|t| t.chained.clone())
+        .unwrap_or_default();
+    let mut ops = Vec::new();
+    for hook in &hooks {
+        let path = dir.join(hook);
+        if matches!(slot(&path, key), Slot::Foreign) {
+            report.notes.push(format!(
+                "{} is no longer fable's shim; left alone",
+                path.display()
+            ));
+        }
+        ops.extend(remove_direct_shim(key, dir, hook, &mut chained));
+    }
+    if target.as_ref().is_some_and(|t| t.created_dir) {
+        ops.push(Op::RemoveDirIfEmpty { path: dir.clone() });
+    }
+    report.hooks = hooks;
+    let remaining: Vec<GitTarget> = record
+        .targets
+        .iter()
+        .filter(|t| !(t.mode == Mode::Direct && &t.hooks_dir == dir))
+        .cloned()
+        .collect();
+    (report, ops, remaining)
 }
 
 /// Removes every git target of source `key` (for `fable uninstall SOURCE`); returns one report
@@ -940,15 +981,48 @@ pub fn uninstall_all(
     let record = targets::load(&home.store(), key)?;
     let mut out = Vec::new();
     for t in &record.targets {
-        let opts = UninstallOptions {
-            hooks_path: t.mode == Mode::HooksPath,
-            global: t.scope == Some(Scope::Global),
-            dry_run,
-        };
-        let repo = if opts.global { None } else { t.repo.as_deref() };
-        out.push(uninstall(home, key, repo, &opts));
+        out.push(uninstall_target(home, key, t, dry_run));
     }
     Ok(out)
+}
+
+/// Undoes one recorded target at the place recorded (its hooks directory or config file),
+/// without re-resolving the repository, so it works for repositories that moved or were
+/// set up through `GIT_DIR`.
+pub fn uninstall_target(
+    home: &FableHome,
+    key: &str,
+    t: &GitTarget,
+    dry_run: bool,
+) -> Result<GitReport, GitError> {
+    // Reload: an earlier call may have changed the record.
+    let record = targets::load(&home.store(), key)?;
+    let (report, ops, remaining) = match (t.mode, &t.config_file) {
+        (Mode::HooksPath, Some(file)) => {
+            let scope = t.scope.unwrap_or(Scope::Local);
+            plan_hooks_path_uninstall(home, key, file, scope, None, &record)?
+        }
+        _ => plan_direct_uninstall(key, &t.hooks_dir, None, &record),
+    };
+    let mut report = report;
+    report.repo = t.repo.clone();
+    finish_uninstall(home, key, report, ops, remaining, record, dry_run)
+}
+
+/// Refuses a direct install into fable's own shim directory (`core.hooksPath` already points
+/// there after `--hooks-path`).
+fn refuse_fable_dir(home: &FableHome, r: &ResolvedRepo) -> Result<(), GitError> {
+    let sources = resolve::normalise(&home.store().sources_dir());
+    if r.hooks_dir.starts_with(&sources) {
+        return Err(GitError::Config {
+            path: r.repo.clone(),
+            message: format!(
+                "core.hooksPath already points at fable's shim directory {} (installed with --hooks-path); use --hooks-path to manage it",
+                r.hooks_dir.display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Health of one managed git target.
@@ -1013,7 +1087,9 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
             Mode::HooksPath => {
                 if let Some(file) = &t.config_file {
                     match config::read_hooks_path(file) {
-                        Ok(v) if v.as_deref() == t.hooks_path.as_deref() => {}
+                        Ok(v)
+                            if v.as_deref().map(|v| v.trim_end_matches('/'))
+                                == t.hooks_path.as_deref().map(|v| v.trim_end_matches('/')) => {}
                         Ok(v) => problems.push(format!(
                             "{}: core.hooksPath is {} instead of fable's {:?}",
                             file.display(),
