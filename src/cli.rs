@@ -39,6 +39,8 @@ enum Command {
     Uninstall(cmd::uninstall::UninstallArgs),
     /// Show each source's state: never_migrated, half_applied, stale_but_stable or current.
     Status(cmd::status::StatusArgs),
+    /// Check sources, profiles, git targets and interrupted installs; probe every wired hook.
+    Doctor(cmd::doctor::DoctorArgs),
     /// Switch a source back to its previous generation.
     Rollback(cmd::rollback::RollbackArgs),
     /// Delete generations that are neither current nor previous.
@@ -86,6 +88,7 @@ pub fn main() -> i32 {
         Command::Install(a) => a.run(),
         Command::Uninstall(a) => a.run(),
         Command::Status(a) => a.run(),
+        Command::Doctor(a) => a.run(),
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
         Command::Profile(a) => a.run(),

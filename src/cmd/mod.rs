@@ -1,6 +1,7 @@
 //! One module per subcommand; each defines its clap arguments and implements [`crate::cli::Run`].
 
 pub mod agent;
+pub mod doctor;
 pub mod gc;
 pub mod git_hooks;
 pub mod install;

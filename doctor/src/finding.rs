@@ -1,0 +1,177 @@
+//! Findings: what one check saw, how bad it is, and the command that fixes it.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use fable_installer::sync::SourceSpec;
+
+/// How bad a finding is. `error` makes `fable doctor` exit 1 (unless `--fix` fixed it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The check passed.
+    Ok,
+    /// Worth knowing, but hooks work (a hook that blocks on purpose, a stale-but-stable
+    /// snapshot, a missing timeout).
+    Warn,
+    /// Hooks do not run as wired, or run something other than the snapshot, or hang.
+    Error,
+}
+
+impl Severity {
+    /// The lowercase name used in human and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Ok => "ok",
+            Severity::Warn => "warn",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One result of one check (DESIGN section 8; `--json` prints these).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// Stable identifier of the check, e.g. `source.generation` or `probe.timeout`; the part
+    /// before the first `.` is the group the human output sorts it into.
+    pub id: String,
+    /// How bad it is.
+    pub severity: Severity,
+    /// What it is about: a path, a source key, a profile, a wired command.
+    pub subject: String,
+    /// What was found, in one sentence.
+    pub message: String,
+    /// The command (or manual step) that fixes it; `None` when nothing needs fixing.
+    pub fix: Option<String>,
+    /// True when `--fix` repaired it during this run.
+    pub fixed: bool,
+    /// What `--fix` would do about it (`None`: not fixable automatically).
+    #[serde(skip)]
+    pub action: Option<Action>,
+}
+
+impl Finding {
+    /// A finding with no fix.
+    pub fn new(
+        id: impl Into<String>,
+        severity: Severity,
+        subject: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            id: id.into(),
+            severity,
+            subject: subject.into(),
+            message: message.into(),
+            fix: None,
+            fixed: false,
+            action: None,
+        }
+    }
+
+    /// A passed check.
+    pub fn ok(
+        id: impl Into<String>,
+        subject: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding::new(id, Severity::Ok, subject, message)
+    }
+
+    /// Sets the fix text shown to the user.
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Finding {
+        self.fix = Some(fix.into());
+        self
+    }
+
+    /// Sets what `--fix` does about it (and, when no fix text was set, says `fable doctor --fix`).
+    pub fn with_action(mut self, action: Action) -> Finding {
+        if self.fix.is_none() {
+            self.fix = Some("fable doctor --fix".into());
+        }
+        self.action = Some(action);
+        self
+    }
+
+    /// The group the finding belongs to (`home`, `source`, `profile`, `git`, `journal`,
+    /// `gc`, `probe`, `fix`).
+    pub fn group(&self) -> &str {
+        self.id.split('.').next().unwrap_or(&self.id)
+    }
+
+    /// Identity of a finding across two check passes (before and after `--fix`).
+    pub(crate) fn key(&self) -> (&str, &str) {
+        (&self.id, &self.subject)
+    }
+
+    /// An error that `--fix` did not fix.
+    pub fn is_open_error(&self) -> bool {
+        self.severity == Severity::Error && !self.fixed
+    }
+}
+
+/// A repair `--fix` can make. Every repair of a source goes through
+/// [`fable_installer::install::install`], the same code path as `fable install`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Make `$FABLE_HOME` (or a directory under it) mode 0700.
+    Chmod(PathBuf),
+    /// Delete a generation whose content no longer matches its name, so that the following
+    /// install re-syncs it from the source.
+    RemoveGeneration {
+        /// The source.
+        key: String,
+        /// The damaged generation.
+        hash: String,
+    },
+    /// Re-sync and re-patch a source into every profile (`fable install SOURCE`).
+    Install(SourceSpec),
+    /// Re-install the shims of every recorded git target of a source.
+    GitConverge(String),
+    /// Remove an interrupted install's journal once its source has been converged (`None`: the
+    /// journal is unreadable and only removed when every other fix succeeded).
+    FinishJournal {
+        /// The journal file.
+        path: PathBuf,
+        /// The source it was installing.
+        spec: Option<SourceSpec>,
+    },
+    /// Remove the entries of a source that is no longer installed from one settings file.
+    RemoveOrphans {
+        /// The settings file.
+        path: PathBuf,
+        /// The missing source's key.
+        key: String,
+    },
+    /// Delete generations that are neither current nor previous, and abandoned temp dirs.
+    Gc,
+}
+
+/// The result of a doctor run (`--json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// True when no error remains.
+    pub ok: bool,
+    /// Every finding, grouped (home, sources, profiles, git, journals, gc, probes).
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Builds a report; `ok` is computed from the findings.
+    pub fn new(findings: Vec<Finding>) -> Report {
+        Report {
+            ok: !findings.iter().any(Finding::is_open_error),
+            findings,
+        }
+    }
+
+    /// The exit code of `fable doctor`: 0 when no error remains, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.ok {
+            0
+        } else {
+            1
+        }
+    }
+}

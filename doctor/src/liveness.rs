@@ -1,0 +1,200 @@
+//! Liveness probes of every wired command, turned into findings.
+//!
+//! Verdicts (see `PROBES.md`):
+//!
+//! | outcome | severity | id |
+//! |---|---|---|
+//! | exit 0, stdout empty or valid JSON | ok | `probe.ok` |
+//! | exit 0, stdout starts like output but is not valid JSON | warn | `probe.json` |
+//! | exit 2 | warn ("blocks": legitimate for a guard, but on a harmless payload worth knowing) | `probe.blocks` |
+//! | other non-zero exit | warn (hosts treat it as a non-blocking error and show stderr) | `probe.exit` |
+//! | exit 126 / 127 (not executable / not found) | error (the hook cannot run at all) | `probe.exit` |
+//! | killed by a signal (crash) | error | `probe.crash` |
+//! | still running at the deadline | error (its process group is killed) | `probe.timeout` |
+//! | could not be started | error | `probe.spawn` |
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fable_installer::profiles::Profile;
+use fable_installer::FableHome;
+
+use crate::checks::{entry_subject, parse_profile};
+use crate::finding::{Finding, Severity};
+use crate::probe::{run_probes, JsonVerdict, ProbeOptions, ProbeResult, ProbeSpec};
+
+/// Characters of a probe's stderr or stdout quoted in a finding.
+const QUOTED: usize = 120;
+
+/// Probes every command wired in the (parseable) profiles, at most `timeout` each, and returns
+/// one finding per command. Probes run from scratch directories inside a fresh temp directory
+/// outside HOME, with `FABLE_HOME` and `HOME` passed through.
+pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration) -> Vec<Finding> {
+    let mut specs = Vec::new();
+    let mut subjects = Vec::new();
+    for profile in profiles {
+        let Ok(parsed) = parse_profile(profile) else {
+            continue;
+        };
+        for entry in parsed.entries {
+            let Some(command) = entry.command else {
+                continue;
+            };
+            let id = format!("{}-{}-{}", profile.host, entry.event, specs.len());
+            subjects.push(entry_subject(profile, &entry.event, &command));
+            specs.push(
+                ProbeSpec::new(id, command, entry.event.clone(), profile.host.name())
+                    .with_env("FABLE_HOME", home.root().to_string_lossy())
+                    .with_env("HOME", home.user_home().to_string_lossy()),
+            );
+        }
+    }
+    if specs.is_empty() {
+        return vec![Finding::ok(
+            "probe.ok",
+            "probes",
+            "no wired command to probe",
+        )];
+    }
+    let base = scratch_base(home.user_home());
+    let scratch = match tempfile::Builder::new()
+        .prefix("fable-doctor-probes-")
+        .tempdir_in(&base)
+    {
+        Ok(dir) => dir,
+        Err(e) => {
+            return vec![Finding::new(
+                "probe.spawn",
+                Severity::Error,
+                "probes",
+                format!(
+                    "cannot create a scratch directory in {}: {e}",
+                    base.display()
+                ),
+            )]
+        }
+    };
+    let mut opts = ProbeOptions::new(scratch.path());
+    opts.timeout = timeout;
+    let results = run_probes(&specs, &opts);
+    results
+        .iter()
+        .zip(subjects)
+        .map(|(r, subject)| verdict(r, subject, timeout))
+        .collect()
+}
+
+/// The system temp directory, unless it lies inside HOME (then `/tmp`): probes must not run
+/// anywhere near a real project.
+fn scratch_base(user_home: &Path) -> PathBuf {
+    let tmp = std::env::temp_dir();
+    if tmp.starts_with(user_home) {
+        PathBuf::from("/tmp")
+    } else {
+        tmp
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut s: String = line.trim().chars().take(QUOTED).collect();
+    if line.trim().chars().count() > QUOTED {
+        s.push('…');
+    }
+    s
+}
+
+fn millis(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+/// The finding for one probe result.
+pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
+    let fix =
+        "run the command by hand with a sample payload on stdin, then fix or remove the entry";
+    if let Some(e) = &r.spawn_error {
+        return Finding::new(
+            "probe.spawn",
+            Severity::Error,
+            subject,
+            format!("could not be run: {e}"),
+        )
+        .with_fix(fix);
+    }
+    if r.timed_out {
+        return Finding::new(
+            "probe.timeout",
+            Severity::Error,
+            subject,
+            format!(
+                "timed out: still running after {:.1} s on a synthetic payload; its process group was killed (a host would stall the agent up to the entry's timeout)",
+                timeout.as_secs_f64()
+            ),
+        )
+        .with_fix(fix);
+    }
+    let stderr = first_line(&r.stderr_head);
+    let said = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    };
+    let ms = millis(r.latency);
+    match r.exit_code {
+        None => Finding::new(
+            "probe.crash",
+            Severity::Error,
+            subject,
+            format!(
+                "crashed: killed by signal {} after {ms} ms{said}",
+                r.signal.unwrap_or_default()
+            ),
+        )
+        .with_fix(fix),
+        Some(2) => Finding::new(
+            "probe.blocks",
+            Severity::Warn,
+            subject,
+            format!("blocks: exit 2 on a harmless synthetic payload after {ms} ms{said}"),
+        )
+        .with_fix("fine if this hook is a guard meant to block; otherwise fix it"),
+        Some(code @ (126 | 127)) => Finding::new(
+            "probe.exit",
+            Severity::Error,
+            subject,
+            format!(
+                "cannot run: exit {code} ({}){said}",
+                if code == 127 { "command not found" } else { "not executable" }
+            ),
+        )
+        .with_fix(fix),
+        Some(0) if r.stdout_json == JsonVerdict::Invalid => Finding::new(
+            "probe.json",
+            Severity::Warn,
+            subject,
+            format!(
+                "exit 0 in {ms} ms, but stdout is not valid JSON (`{}`): the host may ignore or misread it",
+                first_line(&r.stdout_head)
+            ),
+        )
+        .with_fix("print exactly one JSON object on stdout, or nothing"),
+        Some(0) => Finding::ok(
+            "probe.ok",
+            subject,
+            format!(
+                "exit 0 in {ms} ms, stdout {}",
+                match r.stdout_json {
+                    JsonVerdict::Empty => "empty",
+                    _ => "valid JSON",
+                }
+            ),
+        ),
+        Some(code) => Finding::new(
+            "probe.exit",
+            Severity::Warn,
+            subject,
+            format!("fails: exit {code} after {ms} ms (hosts show it as a non-blocking error){said}"),
+        )
+        .with_fix(fix),
+    }
+}

@@ -1,0 +1,133 @@
+//! `fable doctor [--fix] [--json] [--probe-timeout SECS] [--no-probe]`.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use fable_doctor::{DoctorOptions, Finding, Report, Severity};
+use fable_installer::FableHome;
+
+use crate::cli::Run;
+use crate::cmd::render;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Checks FABLE_HOME, every installed hook source (checkout, snapshot integrity, \
+state), every profile (parses, matches the plan, no duplicates, no entry pointing at a missing \
+file, timeouts, hooks switched off), git targets and interrupted installs, then runs every wired \
+command once with a synthetic payload under a deadline.\n\nExit status: 0 when no error remains, \
+1 otherwise.\n\nExamples:\n  fable doctor                 report\n  fable doctor --fix           \
+repair what can be repaired, then report\n  fable doctor --no-probe      skip running the hooks"
+)]
+pub struct DoctorArgs {
+    /// Repair what can be repaired: re-sync and re-patch sources, finish interrupted installs,
+    /// reinstall git shims, collect garbage. Unparseable settings files are never touched.
+    #[arg(long)]
+    pub fix: bool,
+    /// Print one JSON document on stdout: {"ok": bool, "findings": [...]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Deadline of each liveness probe, in seconds (fractions allowed).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_secs)]
+    pub probe_timeout: Duration,
+    /// Do not run the wired commands.
+    #[arg(long)]
+    pub no_probe: bool,
+}
+
+/// Parses a positive number of seconds.
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "{s:?}: expected a number of seconds between 0 and 86400"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+const GROUP_TITLES: &[(&str, &str)] = &[
+    ("home", "FABLE_HOME"),
+    ("source", "sources"),
+    ("profile", "profiles"),
+    ("git", "git targets"),
+    ("journal", "journals"),
+    ("gc", "garbage"),
+    ("fix", "repairs"),
+    ("probe", "liveness probes"),
+];
+
+impl Run for DoctorArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        let home = FableHome::from_env()?;
+        let opts = DoctorOptions {
+            fix: self.fix,
+            probe: !self.no_probe,
+            probe_timeout: self.probe_timeout,
+            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+        };
+        let report = fable_doctor::run(&home, &opts);
+        if self.json {
+            render::print_json(&report)?;
+        } else {
+            print_human(&report, self.fix);
+        }
+        Ok(report.exit_code())
+    }
+}
+
+fn label(f: &Finding) -> &'static str {
+    if f.fixed {
+        return "fixed";
+    }
+    match f.severity {
+        Severity::Ok => "ok",
+        Severity::Warn => "warn",
+        Severity::Error => "error",
+    }
+}
+
+fn print_human(report: &Report, fixing: bool) {
+    let mut current: Option<&str> = None;
+    for f in &report.findings {
+        let group = f.group();
+        if current != Some(group) {
+            let title = GROUP_TITLES
+                .iter()
+                .find(|(g, _)| *g == group)
+                .map_or(group, |(_, t)| t);
+            println!("{title}:");
+            current = Some(group);
+        }
+        let mut line = format!("  [{}] {}: {}", label(f), f.subject, f.message);
+        if let (Some(fix), false) = (&f.fix, f.fixed || f.severity == Severity::Ok) {
+            line.push_str(&format!("\n        fix: {fix}"));
+        }
+        println!("{line}");
+    }
+    let count = |s: Severity| {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.severity == s && !f.fixed)
+            .count()
+    };
+    let fixed = report.findings.iter().filter(|f| f.fixed).count();
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warn));
+    let mut summary = format!("{errors} error(s), {warnings} warning(s)");
+    if fixing {
+        summary.push_str(&format!(", {fixed} fixed"));
+    }
+    if errors > 0
+        && !fixing
+        && report
+            .findings
+            .iter()
+            .any(|f| f.is_open_error() && f.action.is_some())
+    {
+        summary.push_str("; run `fable doctor --fix` to repair what can be repaired");
+    }
+    println!("{summary}");
+}
