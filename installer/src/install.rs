@@ -35,6 +35,9 @@ pub struct InstallReport {
     pub sources: Vec<Synced>,
     pub profiles: Vec<ProfileReport>,
     pub git: Vec<serde_json::Value>,
+    /// Git targets that could not be converged (each names the repository and the reason).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub git_failures: Vec<String>,
     /// Full plans, for human `--dry-run` diffs.
     #[serde(skip)]
     pub plans: Vec<ProfilePlan>,
@@ -64,6 +67,9 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
     let needs_sync = prepared.needs_sync(home);
     let any_profile = plans.iter().any(ProfilePlan::changed);
     let profile_reports = plans.iter().map(ProfilePlan::report).collect();
+    // Git targets recorded for this source are planned too (writes nothing).
+    let git_plan = crate::git::converge(home, &prepared.key, true)?;
+    let git_changes = git_plan.reports.iter().any(|r| r.changed) || !git_plan.failures.is_empty();
 
     if opts.dry_run {
         let synced = Synced {
@@ -78,16 +84,17 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
             changed: needs_sync,
         };
         return Ok(InstallReport {
-            changed: needs_sync || any_profile,
+            changed: needs_sync || any_profile || git_changes,
+            git: git_reports(&git_plan),
             dry_run: true,
             sources: vec![synced],
             profiles: profile_reports,
-            git: Vec::new(),
+            git_failures: git_plan.failures.iter().map(|f| f.error.clone()).collect(),
             plans,
         });
     }
 
-    let journal = if needs_sync || any_profile {
+    let journal = if needs_sync || any_profile || git_changes {
         Some(Journal::begin(
             home,
             &Intent {
@@ -122,6 +129,11 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
         write_plan(home, plan)?;
         pause("after-profile");
     }
+    let git = if git_changes {
+        crate::git::converge(home, &synced.key, false)?
+    } else {
+        git_plan
+    };
     if synced.changed {
         let store = home.store();
         let mut keep = vec![synced.tree_hash.as_str()];
@@ -134,11 +146,20 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
         j.finish()?;
     }
     Ok(InstallReport {
-        changed: synced.changed || any_profile,
+        changed: synced.changed || any_profile || git.reports.iter().any(|r| r.changed),
         dry_run: false,
         sources: vec![synced],
         profiles: profile_reports,
-        git: Vec::new(),
+        git: git_reports(&git),
+        git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
         plans,
     })
+}
+
+fn git_reports(outcome: &crate::git::ConvergeOutcome) -> Vec<serde_json::Value> {
+    outcome
+        .reports
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect()
 }

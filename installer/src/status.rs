@@ -59,6 +59,8 @@ pub struct SourceStatus {
     pub live_tree_hash: Option<String>,
     pub snapshot_tree_hash: Option<String>,
     pub profiles: Vec<ProfileStatus>,
+    /// Managed git targets and whether each matches the plan.
+    pub git: Vec<crate::git::GitTargetStatus>,
     /// Human-readable reasons for a state other than `current`.
     pub problems: Vec<String>,
 }
@@ -165,6 +167,18 @@ pub fn source_status(
             message,
         });
     }
+    let git = match crate::git::status(home, key) {
+        Ok(g) => g,
+        Err(e) => {
+            problems.push(e.to_string());
+            wiring_ok = false;
+            Vec::new()
+        }
+    };
+    for g in git.iter().filter(|g| !g.ok) {
+        wiring_ok = false;
+        problems.extend(g.problems.iter().cloned());
+    }
     let state = if snapshot.is_none() {
         problems.push("no complete snapshot exists".into());
         State::NeverMigrated
@@ -185,6 +199,7 @@ pub fn source_status(
         live_tree_hash: live,
         snapshot_tree_hash: snapshot,
         profiles: profile_states,
+        git,
         problems,
     }
 }

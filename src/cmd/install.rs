@@ -70,9 +70,10 @@ impl Run for InstallArgs {
             SourceSpec::Checkout(p) => p.display().to_string(),
         };
         let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
+        let code = if report.git_failures.is_empty() { 0 } else { 1 };
         if self.json {
             render::print_json(&report)?;
-            return Ok(0);
+            return Ok(code);
         }
         for s in &report.sources {
             let verb = match (report.dry_run, s.changed) {
@@ -116,9 +117,21 @@ impl Run for InstallArgs {
                 );
             }
         }
+        for g in &report.git {
+            if g["changed"] == true {
+                let dir = g["hooks_dir"]
+                    .as_str()
+                    .or(g["shim_dir"].as_str())
+                    .unwrap_or("?");
+                println!("git hooks {dir}: updated");
+            }
+        }
+        for f in &report.git_failures {
+            eprintln!("fable: git hooks: {f}");
+        }
         if !report.changed {
             println!("everything is current");
         }
-        Ok(0)
+        Ok(code)
     }
 }
