@@ -3,6 +3,7 @@
 
 mod util;
 
+mod doctor;
 mod evaluator;
 mod git_hooks;
 mod hosts;

@@ -1,0 +1,820 @@
+//! `fable doctor`: one test per check and per `--fix` starting state (issue 5), each ending with
+//! a second doctor that reports no error and `status` saying `current`; the probe acceptance at
+//! CLI level.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::util::{write, TestEnv};
+
+const MANIFEST: &str = r#"{
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" pre", "timeout": 10}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" stop", "timeout": 5}]}]
+  }
+}
+"#;
+
+/// A well-behaved hook: reads its payload, answers with an empty JSON object.
+const SCRIPT: &str = "cat >/dev/null\necho '{}'\n";
+
+/// A plugin-style hook source checkout (its real path).
+fn make_source(env: &TestEnv, name: &str) -> PathBuf {
+    let dir = env.root().join(name);
+    write(&dir.join("hooks/hooks.json"), MANIFEST);
+    write(&dir.join("hooks/x.sh"), SCRIPT);
+    dir.canonicalize().unwrap()
+}
+
+fn install(env: &TestEnv, src: &Path) {
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+}
+
+/// Runs `fable doctor ARGS --json`; returns the exit code and the parsed report.
+fn doctor(env: &TestEnv, args: &[&str]) -> (i32, Value) {
+    let out = env
+        .fable()
+        .arg("doctor")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), report_of(&out))
+}
+
+fn report_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "doctor --json printed no JSON ({e}):\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn findings(report: &Value) -> Vec<Value> {
+    report["findings"].as_array().unwrap().clone()
+}
+
+/// Findings with this id and severity that were not fixed.
+fn open(report: &Value, id: &str, severity: &str) -> Vec<Value> {
+    findings(report)
+        .into_iter()
+        .filter(|f| f["id"] == id && f["severity"] == severity && f["fixed"] == false)
+        .collect()
+}
+
+fn open_errors(report: &Value) -> Vec<Value> {
+    findings(report)
+        .into_iter()
+        .filter(|f| f["severity"] == "error" && f["fixed"] == false)
+        .collect()
+}
+
+fn fixed(report: &Value, id: &str) -> Vec<Value> {
+    findings(report)
+        .into_iter()
+        .filter(|f| f["id"] == id && f["fixed"] == true)
+        .collect()
+}
+
+fn state_of(env: &TestEnv, source: &Path) -> String {
+    let v = env.json([
+        Path::new("status").as_os_str(),
+        source.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    v["sources"][0]["state"].as_str().unwrap().to_string()
+}
+
+fn key_of(env: &TestEnv, source: &Path) -> String {
+    let v = env.json([
+        Path::new("status").as_os_str(),
+        source.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    v["sources"][0]["key"].as_str().unwrap().to_string()
+}
+
+fn settings(env: &TestEnv) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(env.claude_settings()).unwrap()).unwrap()
+}
+
+fn set_settings(env: &TestEnv, v: &Value) {
+    write(
+        &env.claude_settings(),
+        &serde_json::to_string_pretty(v).unwrap(),
+    );
+}
+
+/// Every command under `hooks` of a Claude settings file.
+fn commands(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for groups in v["hooks"].as_object().into_iter().flat_map(|m| m.values()) {
+        for g in groups.as_array().unwrap() {
+            for h in g["hooks"].as_array().unwrap() {
+                out.push(h["command"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `doctor` reports `expect` (an open error with that id) and exits 1; `doctor --fix` exits 0,
+/// marks it fixed, and a second doctor reports no error; `status` says `current`.
+fn fix_converges(env: &TestEnv, src: &Path, expect: &str) -> Value {
+    let (code, before) = doctor(env, &[]);
+    assert_eq!(code, 1, "doctor must fail before --fix:\n{before:#}");
+    assert_eq!(before["ok"], false);
+    assert!(
+        !open(&before, expect, "error").is_empty(),
+        "expected an open {expect} error:\n{before:#}"
+    );
+    let (code, after_fix) = doctor(env, &["--fix"]);
+    assert_eq!(code, 0, "doctor --fix must converge:\n{after_fix:#}");
+    assert_eq!(after_fix["ok"], true);
+    assert!(
+        !fixed(&after_fix, expect).is_empty(),
+        "{expect} must be reported fixed:\n{after_fix:#}"
+    );
+    let (code, again) = doctor(env, &[]);
+    assert_eq!(code, 0, "second doctor must report no error:\n{again:#}");
+    assert!(open_errors(&again).is_empty(), "{again:#}");
+    assert_eq!(state_of(env, src), "current");
+    after_fix
+}
+
+#[test]
+fn healthy_install_has_no_error_and_every_wired_command_is_probed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["ok"], true);
+    for id in [
+        "home.permissions",
+        "source.checkout",
+        "source.current",
+        "source.generation",
+        "source.state",
+        "profile.parse",
+        "journal.interrupted",
+    ] {
+        assert!(
+            findings(&report)
+                .iter()
+                .any(|f| f["id"] == id && f["severity"] == "ok"),
+            "no ok {id}:\n{report:#}"
+        );
+    }
+    let probes: Vec<Value> = findings(&report)
+        .into_iter()
+        .filter(|f| f["id"] == "probe.ok")
+        .collect();
+    assert_eq!(probes.len(), 2, "{report:#}");
+    assert!(probes[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("valid JSON"));
+    // Every finding has the documented fields.
+    for f in findings(&report) {
+        for field in ["id", "severity", "subject", "message", "fix", "fixed"] {
+            assert!(f.get(field).is_some(), "{field} missing in {f}");
+        }
+    }
+    // Human output: one line per finding, grouped.
+    let out = env.run(["doctor", "--no-probe"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sources:") && text.contains("[ok]"), "{text}");
+    assert!(text.contains("0 error(s)"), "{text}");
+}
+
+#[test]
+fn fable_home_writable_by_others_is_an_error_and_fixed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    std::fs::set_permissions(&env.fable_home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    let errs = open(&report, "home.permissions", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"].as_str().unwrap().contains("0777"));
+    fix_converges(&env, &src, "home.permissions");
+    let mode = std::fs::metadata(&env.fable_home)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700);
+}
+
+#[test]
+fn never_migrated_checkout_wiring_is_installed_by_fix() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    // The pre-fable way: settings point straight into the live checkout.
+    let direct = format!("sh \"{}/hooks/x.sh\" pre", src.display());
+    set_settings(
+        &env,
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": direct, "timeout": 10}]}]}}),
+    );
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    let errs = open(&report, "source.state", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("never_migrated"));
+    assert!(errs[0]["fix"].as_str().unwrap().contains("fable install"));
+    fix_converges(&env, &src, "source.state");
+    let cmds = commands(&settings(&env));
+    assert!(!cmds.iter().any(|c| *c == direct), "{cmds:?}");
+    assert!(
+        cmds.iter().all(|c| c.contains("/.fable/sources/")),
+        "{cmds:?}"
+    );
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+}
+
+#[test]
+fn half_applied_entry_pointing_at_the_checkout_is_fixed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let mut v = settings(&env);
+    let direct = format!("sh \"{}/hooks/x.sh\" pre", src.display());
+    v["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"matcher": "Bash", "hooks": [{"type": "command", "command": direct, "timeout": 10}]}));
+    set_settings(&env, &v);
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    let plan = open(&report, "profile.plan", "error");
+    assert_eq!(plan.len(), 1, "{report:#}");
+    assert!(
+        plan[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("runs the live checkout"),
+        "{report:#}"
+    );
+    assert!(open(&report, "source.state", "error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("half_applied"));
+    fix_converges(&env, &src, "profile.plan");
+    assert!(!commands(&settings(&env)).contains(&direct));
+}
+
+#[test]
+fn half_applied_missing_entry_is_fixed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let mut v = settings(&env);
+    v["hooks"].as_object_mut().unwrap().shift_remove("Stop");
+    set_settings(&env, &v);
+    fix_converges(&env, &src, "profile.plan");
+    assert_eq!(commands(&settings(&env)).len(), 2);
+}
+
+#[test]
+fn half_applied_duplicate_entry_is_fixed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let mut v = settings(&env);
+    let group = v["hooks"]["Stop"][0].clone();
+    v["hooks"]["Stop"].as_array_mut().unwrap().push(group);
+    set_settings(&env, &v);
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(
+        open(&report, "profile.duplicate", "error").len(),
+        1,
+        "{report:#}"
+    );
+    fix_converges(&env, &src, "profile.duplicate");
+    assert_eq!(commands(&settings(&env)).len(), 2);
+}
+
+#[test]
+fn half_applied_stale_extra_entry_is_fixed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let key = key_of(&env, &src);
+    let stale = format!(
+        "sh '{}/sources/{key}/current/hooks/old.sh'",
+        env.fable_home.display()
+    );
+    let mut v = settings(&env);
+    v["hooks"]["PreToolUse"][0]["hooks"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "command", "command": stale, "timeout": 10}));
+    set_settings(&env, &v);
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    // Both the plan mismatch and the missing file are reported; both fixed by re-patching.
+    assert_eq!(
+        open(&report, "profile.missing_file", "error").len(),
+        1,
+        "{report:#}"
+    );
+    fix_converges(&env, &src, "profile.plan");
+    assert!(!commands(&settings(&env)).contains(&stale));
+}
+
+#[test]
+fn stale_but_stable_is_a_warning_and_fix_resyncs() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    write(
+        &src.join("hooks/x.sh"),
+        "cat >/dev/null\necho '{\"v\": 2}'\n",
+    );
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(
+        code, 0,
+        "a stale but stable source is no error:\n{report:#}"
+    );
+    let warns = open(&report, "source.state", "warn");
+    assert_eq!(warns.len(), 1, "{report:#}");
+    assert!(warns[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("stale_but_stable"));
+    let (code, fixed_report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        fixed(&fixed_report, "source.state").len(),
+        1,
+        "{fixed_report:#}"
+    );
+    assert_eq!(state_of(&env, &src), "current");
+    let (code, again) = doctor(&env, &[]);
+    assert_eq!(code, 0);
+    assert!(open(&again, "source.state", "warn").is_empty(), "{again:#}");
+    // The probe now runs the new content.
+    assert!(findings(&again).iter().any(|f| f["id"] == "probe.ok"));
+}
+
+fn current_gen(env: &TestEnv, key: &str) -> PathBuf {
+    let link = env.fable_home.join("sources").join(key).join("current");
+    link.parent()
+        .unwrap()
+        .join(std::fs::read_link(&link).unwrap())
+}
+
+#[test]
+fn tampered_generation_is_detected_and_resynced() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let key = key_of(&env, &src);
+    let file = current_gen(&env, &key).join("hooks/x.sh");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&file, "echo tampered; exit 0\n").unwrap();
+    // The names still match, so `status` alone cannot see it.
+    assert_eq!(state_of(&env, &src), "current");
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    let errs = open(&report, "source.generation", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("was modified"));
+    fix_converges(&env, &src, "source.generation");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SCRIPT);
+}
+
+#[test]
+fn deleted_generation_is_resynced() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let key = key_of(&env, &src);
+    let gen = current_gen(&env, &key);
+    make_tree_writable(&gen);
+    std::fs::remove_dir_all(&gen).unwrap();
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert!(
+        open(&report, "source.current", "error")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deleted generation"),
+        "{report:#}"
+    );
+    // The wired commands point at files that are gone.
+    assert!(!open(&report, "profile.missing_file", "error").is_empty());
+    fix_converges(&env, &src, "source.current");
+    assert!(gen.join("hooks/x.sh").is_file());
+}
+
+fn make_tree_writable(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            make_tree_writable(&e.path());
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn dangling_current_is_repaired() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let key = key_of(&env, &src);
+    let link = env.fable_home.join("sources").join(&key).join("current");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(format!("gen/{}", "0".repeat(64)), &link).unwrap();
+    fix_converges(&env, &src, "source.current");
+    assert!(link.join("hooks/x.sh").is_file());
+}
+
+#[test]
+fn install_killed_after_the_source_sync_is_completed_by_fix() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let mut child = env
+        .fable()
+        .arg("install")
+        .arg(&src)
+        .env("FABLE_TEST_PAUSE_AT", "after-source")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "install ended before pausing"
+        );
+        if line.contains("paused at after-source") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let journals: Vec<_> = std::fs::read_dir(env.fable_home.join("journal"))
+        .unwrap()
+        .collect();
+    assert_eq!(journals.len(), 1);
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    let errs = open(&report, "journal.interrupted", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"].as_str().unwrap().contains("interrupted"));
+    // The snapshot was switched, the profile never patched.
+    assert!(!env.claude_settings().exists() || commands(&settings(&env)).is_empty());
+    fix_converges(&env, &src, "journal.interrupted");
+    assert_eq!(
+        std::fs::read_dir(env.fable_home.join("journal"))
+            .unwrap()
+            .count(),
+        0
+    );
+    assert_eq!(commands(&settings(&env)).len(), 2);
+}
+
+#[test]
+fn foreign_entry_pointing_at_a_missing_file_is_an_error_fix_leaves_alone() {
+    let env = TestEnv::new();
+    let gone = env.root().join("nowhere/guard.py");
+    let cmd = format!("python3 '{}'", gone.display());
+    set_settings(
+        &env,
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": cmd, "timeout": 5}]}]}}),
+    );
+    let before = std::fs::read(env.claude_settings()).unwrap();
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 1);
+    let errs = open(&report, "profile.missing_file", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains(&gone.display().to_string()));
+    assert!(errs[0]["fix"].as_str().unwrap().contains("not fable's"));
+    let (code, _) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1, "a foreign entry is not fable's to fix");
+    assert_eq!(std::fs::read(env.claude_settings()).unwrap(), before);
+}
+
+#[test]
+fn timeouts_missing_or_in_the_wrong_unit_are_warnings() {
+    let env = TestEnv::new();
+    set_settings(
+        &env,
+        &json!({"hooks": {
+            "PreToolUse": [{"hooks": [
+                {"type": "command", "command": "true no-timeout"},
+                {"type": "command", "command": "true millis", "timeout": 5000},
+                {"type": "command", "command": "true fine", "timeout": 5}
+            ]}]
+        }}),
+    );
+    let gemini = env.home.join(".gemini/settings.json");
+    write(
+        &gemini,
+        &json!({"hooks": {"BeforeTool": [{"hooks": [
+            {"name": "a", "type": "command", "command": "true gemini-seconds", "timeout": 10},
+            {"name": "b", "type": "command", "command": "true gemini-ms", "timeout": 10000}
+        ]}]}})
+        .to_string(),
+    );
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 0, "{report:#}");
+    let warns = open(&report, "profile.timeout", "warn");
+    let about = |needle: &str| {
+        warns
+            .iter()
+            .find(|f| f["subject"].as_str().unwrap().contains(needle))
+            .map(|f| f["message"].as_str().unwrap().to_string())
+    };
+    assert!(
+        about("no-timeout").unwrap().contains("no timeout"),
+        "{warns:#?}"
+    );
+    assert!(about("millis").unwrap().contains("looks like milliseconds"));
+    assert!(about("gemini-seconds")
+        .unwrap()
+        .contains("looks like seconds"));
+    assert!(about("true fine").is_none());
+    assert!(about("gemini-ms").is_none());
+}
+
+#[test]
+fn hooks_switched_off_in_claude_settings_are_reported() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let mut v = settings(&env);
+    v["disableAllHooks"] = json!(true);
+    v["allowManagedHooksOnly"] = json!(true);
+    set_settings(&env, &v);
+    let before = std::fs::read(env.claude_settings()).unwrap();
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 1);
+    let errs = open(&report, "profile.hooks_disabled", "error");
+    assert_eq!(errs.len(), 2, "{report:#}");
+    assert!(errs
+        .iter()
+        .any(|f| f["message"].as_str().unwrap().contains("disableAllHooks")));
+    assert!(errs.iter().any(|f| f["message"]
+        .as_str()
+        .unwrap()
+        .contains("allowManagedHooksOnly")));
+    // A user's policy: --fix does not override it.
+    let (code, _) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1);
+    assert_eq!(std::fs::read(env.claude_settings()).unwrap(), before);
+}
+
+#[test]
+fn unparseable_settings_are_reported_with_position_and_never_touched() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    // A second, healthy profile still converges.
+    let codex = env.home.join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    write(
+        &src.join("hooks/x.sh"),
+        "cat >/dev/null\necho '{\"v\": 2}'\n",
+    );
+    let broken = "{\n  \"model\": \"opus\",\n  \"hooks\": {,\n}\n";
+    write(&env.claude_settings(), broken);
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1, "{report:#}");
+    let errs = open(&report, "profile.parse", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    let message = errs[0]["message"].as_str().unwrap();
+    let path = env.claude_settings().display().to_string();
+    assert!(message.contains(&format!("{path}:3:")), "{message}");
+    assert!(message.contains("not fixable"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        broken
+    );
+    // The other profile and the snapshot were converged anyway.
+    let codex_file = codex.join("hooks.json");
+    assert!(std::fs::read_to_string(codex_file)
+        .unwrap()
+        .contains("/.fable/sources/"));
+    let status = env.json(["status", "--json"]);
+    assert_eq!(
+        status["sources"][0]["live_tree_hash"],
+        status["sources"][0]["snapshot_tree_hash"]
+    );
+}
+
+#[test]
+fn orphaned_entries_of_an_uninstalled_source_are_removed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let orphan = format!(
+        "sh '{}/sources/gone-0123456789ab/current/hooks/x.sh'",
+        env.fable_home.display()
+    );
+    let mut v = settings(&env);
+    v["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": orphan, "timeout": 5}]}));
+    set_settings(&env, &v);
+    fix_converges(&env, &src, "profile.orphan");
+    assert!(!commands(&settings(&env)).contains(&orphan));
+}
+
+#[test]
+fn leftover_generations_are_collected() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    for n in 1..=3 {
+        write(
+            &src.join("hooks/x.sh"),
+            &format!("cat >/dev/null; echo '{{}}' # {n}\n"),
+        );
+        install(&env, &src);
+    }
+    let key = key_of(&env, &src);
+    let gen_root = env.fable_home.join("sources").join(&key).join("gen");
+    // An old generation left behind (as by a crash before GC).
+    let old = gen_root.join("f".repeat(64));
+    std::fs::create_dir_all(old.join("hooks")).unwrap();
+    std::fs::write(old.join("hooks/x.sh"), "old").unwrap();
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        open(&report, "gc.generations", "warn").len(),
+        1,
+        "{report:#}"
+    );
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 0);
+    assert_eq!(fixed(&report, "gc.generations").len(), 1, "{report:#}");
+    assert!(!old.exists());
+    assert_eq!(std::fs::read_dir(&gen_root).unwrap().count(), 2);
+    assert_eq!(state_of(&env, &src), "current");
+}
+
+/// A marker no other process on the machine carries.
+fn unique_marker(tag: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("fable-doctor-{tag}-{}-{nanos}", std::process::id())
+}
+
+/// Live (non-zombie) processes whose command line contains `marker`.
+fn live_processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&raw).replace('\0', " ");
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_none_or(|s| s == 'Z' || s == 'X');
+        if cmdline.contains(marker) && !zombie {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn twenty_probes_with_one_hanging_take_about_one_deadline_and_leave_nothing_behind() {
+    let env = TestEnv::new();
+    let marker = unique_marker("hang");
+    let mut entries = Vec::new();
+    for n in 0..19 {
+        entries.push(json!({"type": "command", "command": format!("cat >/dev/null; echo '{{\"n\": {n}}}'"), "timeout": 5}));
+    }
+    // Hangs forever; the inner shell carries the marker so a survivor would be found.
+    entries.push(json!({"type": "command", "command": format!("cat >/dev/null; sh -c 'sleep 1000; echo {marker}'"), "timeout": 5}));
+    set_settings(
+        &env,
+        &json!({"hooks": {"PreToolUse": [{"hooks": entries}]}}),
+    );
+    let deadline = 2.0;
+    let start = Instant::now();
+    let out = env
+        .fable()
+        .args(["doctor", "--json", "--probe-timeout", "2"])
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed();
+    let report = report_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let probes: Vec<Value> = findings(&report)
+        .into_iter()
+        .filter(|f| f["id"].as_str().unwrap().starts_with("probe."))
+        .collect();
+    assert_eq!(probes.len(), 20, "{report:#}");
+    let timeouts = open(&report, "probe.timeout", "error");
+    assert_eq!(timeouts.len(), 1, "{report:#}");
+    assert!(timeouts[0]["subject"].as_str().unwrap().contains("sleep 1000"));
+    assert_eq!(open(&report, "probe.ok", "ok").len(), 19);
+    // Generous slack for a loaded machine and a debug build; the sum would be far beyond it.
+    assert!(
+        elapsed < Duration::from_secs_f64(deadline + 2.5),
+        "doctor took {elapsed:?}"
+    );
+    eprintln!("20 probes, one hanging, --probe-timeout 2: doctor took {elapsed:?}");
+    assert!(
+        live_processes_with(&marker).is_empty(),
+        "the hanging hook survived: {:?}",
+        live_processes_with(&marker)
+    );
+}
+
+#[test]
+fn blocking_and_garbage_printing_hooks_are_warnings() {
+    let env = TestEnv::new();
+    set_settings(
+        &env,
+        &json!({"hooks": {
+            "PreToolUse": [{"hooks": [
+                {"type": "command", "command": "cat >/dev/null; echo 'denied by policy' >&2; exit 2", "timeout": 5},
+                {"type": "command", "command": "cat >/dev/null; printf '{garbage'", "timeout": 5},
+                {"type": "command", "command": "exit 1 # never reads stdin", "timeout": 5},
+                {"type": "command", "command": "/nonexistent/fable-test-hook", "timeout": 5}
+            ]}]
+        }}),
+    );
+    let (code, report) = doctor(&env, &[]);
+    let blocks = open(&report, "probe.blocks", "warn");
+    assert_eq!(blocks.len(), 1, "{report:#}");
+    let msg = blocks[0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("blocks") && msg.contains("denied by policy"),
+        "{msg}"
+    );
+    let json_warn = open(&report, "probe.json", "warn");
+    assert_eq!(json_warn.len(), 1, "{report:#}");
+    assert!(json_warn[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("{garbage"));
+    assert_eq!(open(&report, "probe.exit", "warn").len(), 1, "{report:#}");
+    // A hook that cannot even start is an error (and its missing file is reported too).
+    assert_eq!(open(&report, "probe.exit", "error").len(), 1, "{report:#}");
+    assert_eq!(code, 1);
+    // --no-probe runs nothing.
+    let (_, quiet) = doctor(&env, &["--no-probe"]);
+    assert!(!findings(&quiet)
+        .iter()
+        .any(|f| f["id"].as_str().unwrap().starts_with("probe.")));
+}
+
+#[test]
+fn probes_run_in_a_scratch_dir_with_fable_home_and_home_passed_through() {
+    let env = TestEnv::new();
+    let out_file = env.root().join("probe-env.txt");
+    let cmd = format!(
+        "cat >/dev/null; printf '%s\\n%s\\n%s\\n' \"$PWD\" \"$FABLE_HOME\" \"$HOME\" > '{}'",
+        out_file.display()
+    );
+    set_settings(
+        &env,
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": cmd, "timeout": 5}]}]}}),
+    );
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(!Path::new(lines[0]).starts_with(&env.home), "{text}");
+    assert!(
+        !Path::new(lines[0]).exists(),
+        "scratch dir left behind: {text}"
+    );
+    assert_eq!(lines[1], env.fable_home.display().to_string());
+    assert_eq!(lines[2], env.home.display().to_string());
+}
+
+#[test]
+fn probe_timeout_must_be_a_positive_number() {
+    let env = TestEnv::new();
+    let out = env.run(["doctor", "--probe-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = env.run(["doctor", "--probe-timeout", "soon"]);
+    assert_eq!(out.status.code(), Some(2));
+}
