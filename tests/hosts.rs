@@ -251,3 +251,121 @@ fn default_source_wires_every_host_with_its_host_flag() {
         .unwrap();
     assert!(c.ends_with("session-start --host cursor"), "{c}");
 }
+
+#[test]
+fn fable_toml_overrides_per_host() {
+    let f = five();
+    write(
+        &f.src.join("fable.toml"),
+        "[hosts.cursor]\nenabled = false\n\n[hosts.gemini.events]\nPostToolUseFailure = \"AfterTool\"\nStop = \"\"\n",
+    );
+    let out = f.env.json([
+        Path::new("install").as_os_str(),
+        f.src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    let cursor = read(&f.cursor);
+    assert_eq!(
+        cursor,
+        json!({"version": 1, "hooks": {"stop": [{"command": "user-cursor"}]}}),
+        "cursor disabled"
+    );
+    let gemini = read(&f.gemini);
+    assert_eq!(
+        gemini["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        cmd(&f, "failure")
+    );
+    assert!(
+        gemini["hooks"].get("AfterAgent").is_none(),
+        "Stop skipped for gemini: {gemini}"
+    );
+    let gem = out["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["host"] == "gemini")
+        .unwrap()
+        .clone();
+    assert_eq!(gem["skipped_events"], json!(["Stop"]));
+    let st = f.env.json([
+        Path::new("status").as_os_str(),
+        f.src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(st["sources"][0]["state"], "current", "{st}");
+
+    // Changing fable.toml makes the source stale, like any other source file.
+    write(
+        &f.src.join("fable.toml"),
+        "[hosts.cursor]\nenabled = true\n",
+    );
+    let st = f.env.json([
+        Path::new("status").as_os_str(),
+        f.src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(st["sources"][0]["state"], "stale_but_stable");
+    f.env
+        .ok([Path::new("install").as_os_str(), f.src.as_os_str()]);
+    assert_eq!(
+        read(&f.cursor)["hooks"]["preToolUse"][0]["command"],
+        cmd(&f, "cursor")
+    );
+
+    write(
+        &f.src.join("fable.toml"),
+        "[hosts.vscode]\nenabled = false\n",
+    );
+    let bad = f
+        .env
+        .run([Path::new("install").as_os_str(), f.src.as_os_str()]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("fable.toml"));
+}
+
+#[test]
+fn profile_list_shows_host_path_and_state_and_add_works_for_every_host() {
+    let f = five();
+    let extra = f.env.root().join("cursor-two");
+    f.env.ok([
+        Path::new("profile").as_os_str(),
+        "add".as_ref(),
+        "cursor".as_ref(),
+        extra.as_os_str(),
+    ]);
+    let list = f.env.json(["profile", "list", "--json"]);
+    let profiles = list["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 6, "{list}");
+    assert!(profiles.iter().all(|p| p["state"] == "not_wired"));
+    f.env
+        .ok([Path::new("install").as_os_str(), f.src.as_os_str()]);
+    let list = f.env.json(["profile", "list", "--json"]);
+    for p in list["profiles"].as_array().unwrap() {
+        assert_eq!(p["state"], "current", "{p}");
+    }
+    assert_eq!(read(&extra.join("hooks.json"))["version"], 1);
+    // Break one profile: its state says so.
+    write(&f.codex, "{\"hooks\": {}}");
+    let list = f.env.json(["profile", "list", "--json"]);
+    let codex = list["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["host"] == "codex")
+        .unwrap()
+        .clone();
+    assert_eq!(codex["state"], "half_applied");
+    f.env.ok([
+        Path::new("profile").as_os_str(),
+        "remove".as_ref(),
+        "cursor".as_ref(),
+        extra.as_os_str(),
+    ]);
+    assert_eq!(
+        f.env.json(["profile", "list", "--json"])["profiles"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+}

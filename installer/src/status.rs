@@ -92,9 +92,13 @@ pub fn live_tree_hash(
 
 /// The manifest of a source's current generation.
 pub fn current_manifest(home: &FableHome, key: &str) -> std::result::Result<Manifest, String> {
-    let path = home.store().current_link(key).join(MANIFEST_PATH);
+    let root = home.store().current_link(key);
+    let path = root.join(MANIFEST_PATH);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Manifest::parse(&text, &path).map_err(|e| e.to_string())
+    let config = SourceConfig::load(&root).map_err(|e| e.to_string())?;
+    Ok(Manifest::parse(&text, &path)
+        .map_err(|e| e.to_string())?
+        .with_overrides(config.hosts))
 }
 
 /// Classifies one source against the given profiles.
@@ -225,5 +229,40 @@ pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceS
     Ok(targets
         .into_iter()
         .map(|(k, s)| source_status(home, &k, s, &profiles))
+        .collect())
+}
+
+/// The wiring state of each profile over every installed source: `current` when every
+/// source's entries match the plan, `half_applied` when one does not, `not_wired` when no
+/// source is installed, `error: ...` when the file cannot be read or parsed.
+pub fn profile_states(home: &FableHome, profiles: &[Profile]) -> Result<Vec<String>> {
+    let store = home.store();
+    let mut sources = Vec::new();
+    for key in store.keys()? {
+        if !store.current_is_complete(&key) {
+            continue;
+        }
+        let source = store.read_record(&key)?.and_then(|r| r.source);
+        if let Ok(m) = current_manifest(home, &key) {
+            sources.push((key, source, m));
+        }
+    }
+    Ok(profiles
+        .iter()
+        .map(|p| {
+            if sources.is_empty() {
+                return "not_wired".to_string();
+            }
+            let mut state = "current".to_string();
+            for (key, source, m) in &sources {
+                let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
+                match plan_profile(home, p, key, Some(m), &checkouts) {
+                    Ok(plan) if plan.changed() => state = "half_applied".to_string(),
+                    Ok(_) => {}
+                    Err(e) => return format!("error: {e}"),
+                }
+            }
+            state
+        })
         .collect())
 }

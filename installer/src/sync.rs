@@ -124,7 +124,7 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
         path: manifest_path.clone(),
         message: "manifest is not UTF-8".into(),
     })?;
-    let manifest = Manifest::parse(&text, &manifest_path)?;
+    let manifest = Manifest::parse(&text, &manifest_path)?.with_overrides(config.hosts.clone());
     let set: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
     manifest.validate(&manifest_path, &set)?;
     let record = store.read_record(&key)?;

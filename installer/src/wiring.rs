@@ -36,8 +36,20 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
         .and_then(Path::file_name)
         .map(|k| k.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let overrides = manifest.host_overrides.get(host.name());
+    if overrides.and_then(|o| o.enabled) == Some(false) {
+        return (
+            Desired::default(),
+            manifest.events.iter().map(|(e, _)| e.clone()).collect(),
+        );
+    }
     for (event, groups) in &manifest.events {
-        let Some(name) = host.event_name(event) else {
+        let name = match overrides.and_then(|o| o.events.get(event)) {
+            Some(n) if n.is_empty() => None,
+            Some(n) => Some(n.as_str()),
+            None => host.event_name(event),
+        };
+        let Some(name) = name else {
             skipped.push(event.clone());
             continue;
         };

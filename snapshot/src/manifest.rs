@@ -2,13 +2,13 @@
 //! shell-aware expansion of the `${CLAUDE_PLUGIN_ROOT}` / `${FABLE_ROOT}` / `${FABLE_HOST}`
 //! placeholders.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::source_set::check_relative;
+use crate::source_set::{check_relative, HostOverride};
 
 /// Lifecycle events a manifest may name (Claude Code's names, the canonical ones).
 pub const KNOWN_EVENTS: &[&str] = &[
@@ -47,6 +47,8 @@ pub struct Group {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
     pub events: Vec<(String, Vec<Group>)>,
+    /// Per-host overrides from the source's `fable.toml`, keyed by host name.
+    pub host_overrides: BTreeMap<String, HostOverride>,
 }
 
 impl Manifest {
@@ -128,7 +130,16 @@ impl Manifest {
             }
             events.push((event.clone(), out));
         }
-        Ok(Manifest { events })
+        Ok(Manifest {
+            events,
+            host_overrides: BTreeMap::new(),
+        })
+    }
+
+    /// Attaches the per-host overrides of the source's `fable.toml`.
+    pub fn with_overrides(mut self, overrides: BTreeMap<String, HostOverride>) -> Self {
+        self.host_overrides = overrides;
+        self
     }
 
     /// Every source-relative path the manifest's commands reference through a placeholder.

@@ -2,6 +2,7 @@
 //! source ([`source_paths`]). Sync, status, doctor, update and the evaluator all call it, so
 //! they can never drift on what counts as "the hook source".
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -54,8 +55,21 @@ pub struct SourceConfig {
     pub include: Vec<String>,
     /// gitignore-style patterns removed from the source set.
     pub exclude: Vec<String>,
-    /// Per-host overrides, interpreted by the installer's host adapters.
-    pub hosts: toml::Table,
+    /// Per-host overrides (`[hosts.gemini]` ...), interpreted by the installer's host adapters.
+    pub hosts: BTreeMap<String, HostOverride>,
+}
+
+/// Host names a `[hosts.NAME]` table may use.
+pub const HOST_NAMES: &[&str] = &["claude", "codex", "gemini", "cursor"];
+
+/// `[hosts.NAME]` in `fable.toml`: how this source is wired into one host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostOverride {
+    /// `false` keeps this source out of the host entirely.
+    pub enabled: Option<bool>,
+    /// Canonical event -> the host's event name; an empty name skips the event for this host.
+    pub events: BTreeMap<String, String>,
 }
 
 impl SourceConfig {
@@ -71,6 +85,17 @@ impl SourceConfig {
             path: path.clone(),
             message: e.to_string(),
         })?;
+        for name in cfg.hosts.keys() {
+            if !HOST_NAMES.contains(&name.as_str()) {
+                return Err(Error::InvalidConfig {
+                    path,
+                    message: format!(
+                        "[hosts.{name}]: unknown host (expected one of {})",
+                        HOST_NAMES.join(", ")
+                    ),
+                });
+            }
+        }
         for p in &cfg.include {
             check_relative(p).map_err(|message| Error::InvalidConfig {
                 path: path.clone(),
@@ -187,6 +212,17 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
                 rel,
                 content: Content::Path(resolved),
                 executable: md.permissions().mode() & 0o111 != 0,
+            });
+        }
+    }
+    // The source's own configuration is part of what it is (it changes how it is wired).
+    let cfg_path = real_root.join(CONFIG_FILE);
+    if let Ok(md) = std::fs::metadata(&cfg_path) {
+        if md.is_file() {
+            out.push(SourceFile {
+                rel: CONFIG_FILE.to_string(),
+                content: Content::Path(cfg_path),
+                executable: false,
             });
         }
     }

@@ -48,15 +48,22 @@ impl Run for ProfileCommand {
         match self {
             ProfileCommand::List { json } => {
                 let profiles = fable_installer::profiles::discover(&home)?;
+                let states = fable_installer::status::profile_states(&home, &profiles)?;
                 if json {
-                    render::print_json(&serde_json::json!({ "profiles": profiles }))?;
+                    let list: Vec<_> = profiles
+                        .iter()
+                        .zip(&states)
+                        .map(|(p, s)| serde_json::json!({"host": p.host, "dir": p.dir, "path": p.path, "origin": p.origin, "state": s}))
+                        .collect();
+                    render::print_json(&serde_json::json!({ "profiles": list }))?;
                 } else {
-                    for p in &profiles {
+                    for (p, s) in profiles.iter().zip(&states) {
+                        let origin = serde_json::to_value(p.origin)?;
                         println!(
-                            "{:<7} {}  ({})",
+                            "{:<7} {}  {s}  ({})",
                             p.host.name(),
                             p.path.display(),
-                            serde_json::to_value(p.origin)?.as_str().unwrap_or("")
+                            origin.as_str().unwrap_or("")
                         );
                     }
                 }
