@@ -8,6 +8,7 @@ pub mod hash;
 pub mod key;
 pub mod manifest;
 pub mod source_set;
+pub mod staleness;
 pub mod store;
 
 pub use error::{Error, Result};

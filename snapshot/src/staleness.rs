@@ -1,0 +1,273 @@
+//! The staleness nudge core: is the hook source the running evaluator belongs to still the
+//! one its snapshot was taken from? (DESIGN sections 7 and 9; seed 004 "Merged is not live".)
+//!
+//! The evaluator runs from `$FABLE_HOME/sources/<key>/gen/<tree-hash>/bin/fable-hook` (its own
+//! executable path, as `std::env::current_exe()` resolves it through the `current` link). From
+//! that path alone [`nudge_for`] derives FABLE_HOME, the source key and the generation, reads
+//! `source.json`, computes the live source's tree hash with the stat cache (only files whose
+//! stat changed are re-read), and compares it with the generation `current` names:
+//!
+//! - a checkout source: [`source_paths`] + [`hash_files`] with the recorded stat cache, exactly
+//!   as `fable status` does;
+//! - the embedded default source (key `default`): the snapshot holds a copy of the fable
+//!   binary; the recorded binary path's stat is compared with the stat cache (re-hashed only
+//!   when its stat changed but its size did not), and combined with the generation's own
+//!   manifest into the tree hash.
+//!
+//! It returns one line naming the source and the command that takes the change, or `None` when
+//! the source is current — and `None` on any error: the nudge is advice, it fails open.
+//! It never writes.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::hash::{hash_files, hash_reader, tree_hash, HashedFile, StatEntry};
+use crate::key::{hex, DEFAULT_KEY};
+use crate::manifest::shell_quote;
+use crate::source_set::{source_paths, SourceConfig, MANIFEST_PATH};
+use crate::store::Store;
+
+/// Relative path of the evaluator binary in the default source's generations (mirrors
+/// `fable_installer::default_source`, which this crate cannot depend on).
+pub const DEFAULT_BINARY_REL: &str = "bin/fable-hook";
+
+/// Where a running evaluator comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The fable home the generation lives in.
+    pub fable_home: PathBuf,
+    /// The source key.
+    pub key: String,
+    /// The tree hash of the generation the executable is in.
+    pub generation: String,
+}
+
+/// Derives FABLE_HOME, key and generation from an executable path of the form
+/// `<FABLE_HOME>/sources/<key>/gen/<hash>/<rel...>`; `None` for any other path (e.g. a
+/// development build run from `target/`).
+pub fn locate(exe: &Path) -> Option<Origin> {
+    let mut dir = exe.parent();
+    while let Some(d) = dir {
+        let gen = d.parent()?;
+        if gen.file_name().is_some_and(|n| n == "gen") {
+            let source_dir = gen.parent()?;
+            let sources = source_dir.parent()?;
+            if sources.file_name().is_some_and(|n| n == "sources") {
+                return Some(Origin {
+                    fable_home: sources.parent()?.to_path_buf(),
+                    key: source_dir.file_name()?.to_str()?.to_string(),
+                    generation: d.file_name()?.to_str()?.to_string(),
+                });
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// The nudge for the evaluator running as `exe`: `Some(line)` when its source's live tree hash
+/// differs from the current generation, `None` when it is current or anything fails.
+pub fn nudge_for(exe: &Path) -> Option<String> {
+    let origin = locate(exe)?;
+    let store = Store::new(&origin.fable_home);
+    let current = store.current_hash(&origin.key)?;
+    let record = store.read_record(&origin.key).ok()??;
+    match &record.source {
+        Some(src) => {
+            let config = SourceConfig::load(src).ok()?;
+            let files = source_paths(src, &config).ok()?;
+            let (live, _, _) = hash_files(&files, Some(&record.stat_cache)).ok()?;
+            (live != current).then(|| {
+                format!(
+                    "fable: hook source {} changed since its snapshot; sessions still run the old version. Run `fable install {}` to take the change.",
+                    src.display(),
+                    shell_quote(&src.to_string_lossy())
+                )
+            })
+        }
+        None if origin.key == DEFAULT_KEY => {
+            let live = default_live_hash(&store, &current, &record.stat_cache)?;
+            (live != current).then(|| {
+                "fable: the fable binary changed since the bundled evaluator's snapshot; sessions still run the old evaluator. Run `fable install` to take the new one.".to_string()
+            })
+        }
+        None => None,
+    }
+}
+
+/// [`nudge_for`] the running executable (what the evaluator's SessionStart handler calls).
+pub fn nudge() -> Option<String> {
+    nudge_for(&std::env::current_exe().ok()?)
+}
+
+/// Live tree hash of the default source: the recorded binary (via its stat cache entry) plus
+/// the current generation's manifest.
+fn default_live_hash(
+    store: &Store,
+    current: &str,
+    cache: &crate::hash::StatCache,
+) -> Option<String> {
+    // The default source's only on-disk file is the fable binary; the manifest is generated.
+    let (path, entry) = cache.0.iter().next()?;
+    let binary_sha = binary_sha(Path::new(path), entry)?;
+    let manifest = std::fs::read(store.gen_dir("default", current).join(MANIFEST_PATH)).ok()?;
+    let mut files = vec![
+        HashedFile {
+            rel: DEFAULT_BINARY_REL.to_string(),
+            executable: true,
+            sha256: binary_sha,
+        },
+        HashedFile {
+            rel: MANIFEST_PATH.to_string(),
+            executable: false,
+            sha256: hex(&Sha256::digest(&manifest)),
+        },
+    ];
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Some(tree_hash(&files))
+}
+
+/// The binary's content hash: the cached one when its stat is unchanged; a marker that can
+/// never match when its size changed (no need to read it); else re-hashed.
+fn binary_sha(path: &Path, cached: &StatEntry) -> Option<String> {
+    let md = std::fs::metadata(path).ok()?;
+    let same_stat = md.len() == cached.size
+        && md.mtime() * 1_000_000_000 + md.mtime_nsec() == cached.mtime_ns
+        && md.ctime() * 1_000_000_000 + md.ctime_nsec() == cached.ctime_ns
+        && md.ino() == cached.ino
+        && md.dev() == cached.dev;
+    if same_stat {
+        return Some(cached.sha256.clone());
+    }
+    if md.len() != cached.size {
+        return Some(format!("size-changed:{}", md.len()));
+    }
+    hash_reader(std::fs::File::open(path).ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source_set::{Content, SourceFile};
+    use crate::store::SourceRecord;
+    use std::fs;
+    use std::sync::Arc;
+
+    /// Syncs `src` into a store under `home` the way the installer does; returns the path of
+    /// the generation's `bin/fable-hook`.
+    fn sync(home: &Path, key: &str, src: Option<&Path>, files: Vec<SourceFile>) -> PathBuf {
+        let store = Store::new(home);
+        let previous = store.read_record(key).unwrap();
+        let (hash, _, cache) =
+            hash_files(&files, previous.as_ref().map(|r| &r.stat_cache)).unwrap();
+        store.write_generation(key, &files, &hash).unwrap();
+        store.switch_current(key, &hash).unwrap();
+        store
+            .write_record(&SourceRecord {
+                key: key.into(),
+                source: src.map(Path::to_path_buf),
+                tree_hash: hash.clone(),
+                previous: None,
+                synced_at: 0,
+                manifest_digest: String::new(),
+                stat_cache: cache,
+            })
+            .unwrap();
+        store.gen_dir(key, &hash).join(DEFAULT_BINARY_REL)
+    }
+
+    fn checkout(dir: &Path) {
+        fs::create_dir_all(dir.join("hooks")).unwrap();
+        fs::create_dir_all(dir.join("bin")).unwrap();
+        fs::write(dir.join("hooks/hooks.json"), "{\"hooks\": {}}").unwrap();
+        fs::write(dir.join("hooks/a.py"), "print(1)").unwrap();
+    }
+
+    #[test]
+    fn locate_parses_the_generation_path() {
+        let o = locate(Path::new(
+            "/h/.fable/sources/plug-0123/gen/abcd/bin/fable-hook",
+        ))
+        .unwrap();
+        assert_eq!(o.fable_home, Path::new("/h/.fable"));
+        assert_eq!(o.key, "plug-0123");
+        assert_eq!(o.generation, "abcd");
+        assert!(locate(Path::new("/work/target/release/fable")).is_none());
+    }
+
+    #[test]
+    fn checkout_source_nudges_after_a_change_and_not_after_a_resync() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("my hooks");
+        checkout(&src);
+        let home = d.path().join("fh");
+        let files = source_paths(&src, &SourceConfig::default()).unwrap();
+        sync(&home, "plug", Some(&src), files);
+        let store = Store::new(&home);
+        let exe = store
+            .gen_dir("plug", &store.current_hash("plug").unwrap())
+            .join("bin/fable-hook");
+        assert_eq!(nudge_for(&exe), None);
+
+        fs::write(src.join("hooks/a.py"), "print(2)").unwrap();
+        let line = nudge_for(&exe).unwrap();
+        assert!(
+            line.contains("my hooks") && line.contains("fable install '"),
+            "{line}"
+        );
+
+        let files = source_paths(&src, &SourceConfig::default()).unwrap();
+        sync(&home, "plug", Some(&src), files);
+        assert_eq!(nudge_for(&exe), None);
+    }
+
+    #[test]
+    fn default_source_follows_the_recorded_binary() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("fable");
+        fs::write(&bin, "binary v1").unwrap();
+        let manifest: Arc<[u8]> = Arc::from(b"{\"hooks\": {}}".to_vec());
+        let files = || {
+            vec![
+                SourceFile {
+                    rel: DEFAULT_BINARY_REL.into(),
+                    content: Content::Path(bin.clone()),
+                    executable: true,
+                },
+                SourceFile {
+                    rel: MANIFEST_PATH.into(),
+                    content: Content::Bytes(manifest.clone()),
+                    executable: false,
+                },
+            ]
+        };
+        let home = d.path().join("fh");
+        let exe = sync(&home, DEFAULT_KEY, None, files());
+        assert_eq!(nudge_for(&exe), None);
+
+        // Same size, new content: the stat differs, so it is re-hashed.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        fs::write(&bin, "binary v2").unwrap();
+        let line = nudge_for(&exe).unwrap();
+        assert!(line.contains("`fable install`"), "{line}");
+        // Different size: stale without reading it.
+        fs::write(&bin, "binary v3 (bigger)").unwrap();
+        assert!(nudge_for(&exe).is_some());
+
+        let exe = sync(&home, DEFAULT_KEY, None, files());
+        assert_eq!(nudge_for(&exe), None);
+        // A binary that is gone fails open.
+        fs::remove_file(&bin).unwrap();
+        assert_eq!(nudge_for(&exe), None);
+    }
+
+    #[test]
+    fn anything_unexpected_fails_open() {
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("fh/sources/k/gen/abc/bin/fable-hook");
+        assert_eq!(nudge_for(&exe), None);
+        assert_eq!(nudge_for(Path::new("/")), None);
+    }
+}
