@@ -399,3 +399,31 @@ fn source_must_be_chosen_when_ambiguous() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--source"));
 }
+
+#[test]
+fn fable_home_with_spaces_and_quotes() {
+    let env = TestEnv::with_home_name("my home's \"dir\"");
+    let src = hook_source(&env);
+    let r = repo(&env, "quoted");
+    install_json(&env, &r, &src);
+    sh_n_all(&r.join(".git/hooks"));
+    let out = commit(&env, &r, "a");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(marker_lines(&env), vec!["fable quoted"]);
+    // The --hooks-path shims too.
+    let j = env.json(["install", "git-hooks", s(&r), "--hooks-path", "--json"]);
+    sh_n_all(Path::new(j["shim_dir"].as_str().unwrap()));
+    let out = commit(&env, &r, "b");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // fable's hook ran once through core.hooksPath; the repository's own hooks dir holds
+    // fable's direct shim of the same source, which is skipped (no double run).
+    assert_eq!(marker_lines(&env), vec!["fable quoted", "fable quoted"]);
+}

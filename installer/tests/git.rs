@@ -641,3 +641,41 @@ fn uninstall_all_undoes_every_target_at_its_recorded_place() {
     assert!(git::status(&env.home, &env.key).unwrap().is_empty());
     assert!(!git::targets::hooks_path_dir(&env.home.store(), &env.key).exists());
 }
+
+#[test]
+fn stdin_reaches_both_fable_and_chained_pre_push() {
+    let env = Env::new();
+    // fable's pre-push records its stdin.
+    let ours_log = env.root.join("ours-stdin");
+    let src = env.root.join("hook-src/hooks/git/pre-push");
+    write(
+        &src,
+        &format!("#!/bin/sh\ncat > '{}'\n", ours_log.display()),
+    );
+    chmod_x(&src);
+    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    let repo = env.repo("pusher");
+    let remote = env.root.join("remote.git");
+    env.git_ok(
+        &env.root,
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    env.git_ok(
+        &repo,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    let theirs_log = env.root.join("theirs-stdin");
+    let foreign = repo.join(".git/hooks/pre-push");
+    write(
+        &foreign,
+        &format!("#!/bin/sh\ncat > '{}'\nexit 0\n", theirs_log.display()),
+    );
+    chmod_x(&foreign);
+    let r = env.install(&repo);
+    assert_eq!(r.hooks, vec!["pre-commit", "pre-push"]);
+    env.git_ok(&repo, &["push", "-q", "origin", "main"]);
+    let ours = std::fs::read_to_string(&ours_log).unwrap();
+    let theirs = std::fs::read_to_string(&theirs_log).unwrap();
+    assert!(ours.starts_with("refs/heads/main "), "{ours:?}");
+    assert_eq!(ours, theirs);
+}
