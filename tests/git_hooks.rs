@@ -427,3 +427,65 @@ fn fable_home_with_spaces_and_quotes() {
     // fable's direct shim of the same source, which is skipped (no double run).
     assert_eq!(marker_lines(&env), vec!["fable quoted", "fable quoted"]);
 }
+
+fn source_state(env: &TestEnv) -> (String, Vec<String>) {
+    let j = env.json(["status", "--json"]);
+    let src = j["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"].as_str().unwrap().starts_with("hook-src-"))
+        .unwrap_or_else(|| panic!("no hook-src source in {j}"))
+        .clone();
+    let problems = src["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    (src["state"].as_str().unwrap().to_string(), problems)
+}
+
+#[test]
+fn git_targets_take_part_in_status_and_install_convergence() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    env.ok(["install", s(&src)]);
+    let r = repo(&env, "tracked");
+    install_json(&env, &r, &src);
+    assert_eq!(source_state(&env).0, "current");
+
+    // A missing shim: half_applied, and `fable install` puts it back.
+    let shim = r.join(".git/hooks/pre-commit");
+    let text = std::fs::read(&shim).unwrap();
+    std::fs::remove_file(&shim).unwrap();
+    let (state, problems) = source_state(&env);
+    assert_eq!(state, "half_applied");
+    assert!(
+        problems.iter().any(|p| p.contains("missing")),
+        "{problems:?}"
+    );
+    env.ok(["install", s(&src)]);
+    assert_eq!(std::fs::read(&shim).unwrap(), text);
+    assert_eq!(source_state(&env).0, "current");
+
+    // A foreign hook in its place.
+    write(&shim, "#!/bin/sh\nexit 0\n");
+    let (state, problems) = source_state(&env);
+    assert_eq!(state, "half_applied");
+    assert!(
+        problems.iter().any(|p| p.contains("foreign")),
+        "{problems:?}"
+    );
+    std::fs::write(&shim, &text).unwrap();
+    assert_eq!(source_state(&env).0, "current");
+
+    // A changed core.hooksPath.
+    env.git_ok(&r, &["config", "core.hooksPath", "elsewhere"]);
+    let (state, problems) = source_state(&env);
+    assert_eq!(state, "half_applied");
+    assert!(
+        problems.iter().any(|p| p.contains("core.hooksPath")),
+        "{problems:?}"
+    );
+}
