@@ -511,3 +511,17 @@ fn invalid_manifest_is_refused_with_its_path() {
     );
     assert!(!env.claude_settings().exists());
 }
+
+#[test]
+fn refused_install_on_a_fresh_home_creates_nothing() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"opus\",}\n");
+    let listing = tree_listing(&env.root());
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}:1:", env.claude_settings().display())), "{err}");
+    assert_eq!(tree_listing(&env.root()), listing);
+    assert!(!env.fable_home.exists());
+}

@@ -1,20 +1,23 @@
-//! `fable install`: plan and validate the source and every profile first, then (under the
-//! install lock, with an intent journal) write the generation, switch `current`, patch each
-//! profile, and collect old generations.
+//! `fable install`: plan and validate the source and every profile first (without the lock
+//! and without writing anything, so a refused install leaves every file as it was), then, if
+//! anything needs doing, take the install lock, plan again (another install may have run),
+//! record an intent journal, write the generation, switch `current`, patch each profile,
+//! converge git targets and collect old generations.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::converge::{plan_profile, write_plan, ProfilePlan, ProfileReport};
 use crate::error::Result;
+use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
 use crate::hosts::Host;
 use crate::journal::{Intent, Journal};
 use crate::lock::InstallLock;
 use crate::profiles;
-use crate::sync::{self, SourceSpec, Synced};
+use crate::sync::{self, Prepared, SourceSpec, Synced};
 use crate::testpoint::pause;
 
 /// What to install and where.
@@ -43,123 +46,151 @@ pub struct InstallReport {
     pub plans: Vec<ProfilePlan>,
 }
 
-/// Runs an install (or plans it, with `dry_run`).
-pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
-    let _lock = if opts.dry_run {
-        None
-    } else {
-        home.ensure()?;
-        Some(InstallLock::acquire(&home.lock_path(), opts.lock_wait)?)
-    };
+/// Everything an install would do, computed without writing.
+struct Plan {
+    prepared: Prepared,
+    plans: Vec<ProfilePlan>,
+    git: ConvergeOutcome,
+}
+
+impl Plan {
+    fn needs_sync(&self, home: &FableHome) -> bool {
+        self.prepared.needs_sync(home)
+    }
+
+    fn git_changes(&self) -> bool {
+        self.git.reports.iter().any(|r| r.changed) || !self.git.failures.is_empty()
+    }
+
+    fn needs_work(&self, home: &FableHome) -> bool {
+        self.needs_sync(home)
+            || self.prepared.record_stale()
+            || self.plans.iter().any(ProfilePlan::changed)
+            || self.git_changes()
+    }
+
+    fn report(self, synced: Synced, git: ConvergeOutcome, dry_run: bool) -> InstallReport {
+        let changed = synced.changed
+            || self.plans.iter().any(ProfilePlan::changed)
+            || git.reports.iter().any(|r| r.changed);
+        InstallReport {
+            changed,
+            dry_run,
+            sources: vec![synced],
+            profiles: self.plans.iter().map(ProfilePlan::report).collect(),
+            git: git
+                .reports
+                .iter()
+                .filter_map(|r| serde_json::to_value(r).ok())
+                .collect(),
+            git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
+            plans: self.plans,
+        }
+    }
+
+    /// What the sync would do, as a report entry.
+    fn synced_preview(&self, home: &FableHome) -> Synced {
+        let p = &self.prepared;
+        let needs = self.needs_sync(home);
+        Synced {
+            key: p.key.clone(),
+            source: p.source.clone(),
+            tree_hash: p.tree_hash.clone(),
+            previous_tree_hash: if needs { p.current.clone() } else { None },
+            changed: needs,
+        }
+    }
+}
+
+fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
     let prepared = sync::prepare(home, &opts.spec)?;
-    let all = profiles::discover(home)?;
-    let selected = profiles::filter(all, &opts.hosts, &opts.profile_dirs);
-    let checkouts: Vec<&std::path::Path> = prepared
+    let selected = profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs);
+    let checkouts: Vec<&Path> = prepared
         .source
         .iter()
         .chain(prepared.given.iter())
-        .map(|p| p.as_path())
+        .map(PathBuf::as_path)
         .collect();
     let plans = selected
         .iter()
         .map(|p| plan_profile(home, p, &prepared.key, Some(&prepared.manifest), &checkouts))
         .collect::<Result<Vec<_>>>()?;
-    let needs_sync = prepared.needs_sync(home);
-    let any_profile = plans.iter().any(ProfilePlan::changed);
-    let profile_reports = plans.iter().map(ProfilePlan::report).collect();
     // Git targets recorded for this source are planned too (writes nothing).
-    let git_plan = crate::git::converge(home, &prepared.key, true)?;
-    let git_changes = git_plan.reports.iter().any(|r| r.changed) || !git_plan.failures.is_empty();
+    let git = crate::git::converge(home, &prepared.key, true)?;
+    Ok(Plan {
+        prepared,
+        plans,
+        git,
+    })
+}
 
-    if opts.dry_run {
-        let synced = Synced {
-            key: prepared.key.clone(),
-            source: prepared.source.clone(),
-            tree_hash: prepared.tree_hash.clone(),
-            previous_tree_hash: if needs_sync {
-                prepared.current.clone()
-            } else {
-                None
-            },
-            changed: needs_sync,
-        };
-        return Ok(InstallReport {
-            changed: needs_sync || any_profile || git_changes,
-            git: git_reports(&git_plan),
-            dry_run: true,
-            sources: vec![synced],
-            profiles: profile_reports,
-            git_failures: git_plan.failures.iter().map(|f| f.error.clone()).collect(),
-            plans,
-        });
+/// Runs an install (or only plans it, with `dry_run`).
+pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
+    let preview = plan(home, opts)?;
+    if opts.dry_run || !preview.needs_work(home) {
+        let synced = preview.synced_preview(home);
+        let git = preview.git.clone();
+        return Ok(preview.report(synced, git, opts.dry_run));
     }
-
-    let journal = if needs_sync || any_profile || git_changes {
-        Some(Journal::begin(
-            home,
-            &Intent {
-                pid: std::process::id(),
-                started_at: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0),
-                operation: "install".into(),
-                source_key: prepared.key.clone(),
-                source: prepared.source.clone(),
-                tree_hash: prepared.tree_hash.clone(),
-                previous_tree_hash: prepared.current.clone(),
-                profiles: plans
-                    .iter()
-                    .filter(|p| p.changed())
-                    .map(|p| {
-                        (
-                            p.profile.path.clone(),
-                            serde_json::Value::Array(p.patch.clone()),
-                        )
-                    })
-                    .collect(),
-            },
-        )?)
+    home.ensure()?;
+    let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
+    // Under the lock, plan again: another install may have changed things meanwhile.
+    let planned = plan(home, opts)?;
+    let journal = if planned.needs_sync(home)
+        || planned.plans.iter().any(ProfilePlan::changed)
+        || planned.git_changes()
+    {
+        Some(Journal::begin(home, &intent(&planned))?)
     } else {
         None
     };
-    let synced = sync::commit(home, &prepared)?;
+    let synced = sync::commit(home, &planned.prepared)?;
     pause("after-source");
-    for plan in &plans {
-        write_plan(home, plan)?;
+    for p in &planned.plans {
+        write_plan(home, p)?;
         pause("after-profile");
     }
-    let git = if git_changes {
+    let git = if planned.git_changes() {
         crate::git::converge(home, &synced.key, false)?
     } else {
-        git_plan
+        planned.git.clone()
     };
     if synced.changed {
-        let store = home.store();
         let mut keep = vec![synced.tree_hash.as_str()];
         if let Some(p) = synced.previous_tree_hash.as_deref() {
             keep.push(p);
         }
-        store.gc(&synced.key, &keep)?;
+        home.store().gc(&synced.key, &keep)?;
     }
     if let Some(j) = journal {
         j.finish()?;
     }
-    Ok(InstallReport {
-        changed: synced.changed || any_profile || git.reports.iter().any(|r| r.changed),
-        dry_run: false,
-        sources: vec![synced],
-        profiles: profile_reports,
-        git: git_reports(&git),
-        git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
-        plans,
-    })
+    Ok(planned.report(synced, git, false))
 }
 
-fn git_reports(outcome: &crate::git::ConvergeOutcome) -> Vec<serde_json::Value> {
-    outcome
-        .reports
-        .iter()
-        .filter_map(|r| serde_json::to_value(r).ok())
-        .collect()
+fn intent(planned: &Plan) -> Intent {
+    let p = &planned.prepared;
+    Intent {
+        pid: std::process::id(),
+        started_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        operation: "install".into(),
+        source_key: p.key.clone(),
+        source: p.source.clone(),
+        tree_hash: p.tree_hash.clone(),
+        previous_tree_hash: p.current.clone(),
+        profiles: planned
+            .plans
+            .iter()
+            .filter(|pl| pl.changed())
+            .map(|pl| {
+                (
+                    pl.profile.path.clone(),
+                    serde_json::Value::Array(pl.patch.clone()),
+                )
+            })
+            .collect(),
+    }
 }

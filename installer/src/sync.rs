@@ -64,7 +64,7 @@ impl Prepared {
     }
 
     /// True when the record (stat cache, tree hash) differs from what commit would write.
-    fn record_stale(&self) -> bool {
+    pub fn record_stale(&self) -> bool {
         match &self.record {
             None => true,
             Some(r) => {
