@@ -679,3 +679,30 @@ fn stdin_reaches_both_fable_and_chained_pre_push() {
     assert!(ours.starts_with("refs/heads/main "), "{ours:?}");
     assert_eq!(ours, theirs);
 }
+
+#[test]
+fn refused_install_changes_nothing_and_orphan_orig_is_restored() {
+    let env = Env::new();
+    let h = env.root.join("hook-src/hooks/git/commit-msg");
+    write(&h, "#!/bin/sh\nexit 0\n");
+    chmod_x(&h);
+    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    let repo = env.repo("rollback");
+    let hooks = repo.join(".git/hooks");
+    let foreign = hooks.join("commit-msg");
+    write(&foreign, "#!/bin/sh\nexit 0\n");
+    chmod_x(&foreign);
+    // pre-commit is a directory: the install is refused, commit-msg is left as it was.
+    std::fs::create_dir_all(hooks.join("pre-commit")).unwrap();
+    let before = listing(&hooks);
+    let e = git::install(&env.home, &env.key, Some(&repo), &InstallOptions::default());
+    assert!(e.is_err());
+    assert_eq!(listing(&hooks), before);
+    std::fs::remove_dir(hooks.join("pre-commit")).unwrap();
+
+    // An interrupted install left a kept-aside hook without its shim: uninstall restores it.
+    let before = listing(&hooks);
+    std::fs::rename(&foreign, hooks.join("commit-msg.fable-orig")).unwrap();
+    env.uninstall(&repo);
+    assert_eq!(listing(&hooks), before);
+}

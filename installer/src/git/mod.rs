@@ -287,11 +287,43 @@ impl Op {
     }
 }
 
+/// Applies `ops` in order; when one fails, undoes the ones already applied that can be undone
+/// (created shims and directories are removed, kept-aside hooks are moved back), so that a
+/// failed install never leaves a foreign hook parked without a shim to run it.
 fn apply_all(ops: &[Op]) -> Result<(), GitError> {
-    for op in ops {
-        op.apply()?;
+    for (i, op) in ops.iter().enumerate() {
+        if let Err(e) = op.apply() {
+            for done in ops[..i].iter().rev() {
+                done.undo();
+            }
+            return Err(e);
+        }
     }
     Ok(())
+}
+
+impl Op {
+    /// Best-effort inverse of an applied op (used only to roll back a failed apply).
+    fn undo(&self) {
+        match self {
+            Op::CreateDir { path, .. } => {
+                let _ = fs::remove_dir(path);
+            }
+            Op::MoveAside { from, to } | Op::Restore { from, to } => {
+                if fs::symlink_metadata(from).is_err() {
+                    let _ = fs::rename(to, from);
+                }
+            }
+            Op::Write {
+                path, create: true, ..
+            } => {
+                let _ = fs::remove_file(path);
+            }
+            // Rewrites of fable's own shims, removals and config writes are left as they are:
+            // the record still describes them and status/converge repair them.
+            _ => {}
+        }
+    }
 }
 
 /// The git hooks a source provides: executable files in `current/hooks/git/` named after a
@@ -579,6 +611,14 @@ pub fn install(
         )?;
         let mut report = report_base(key, Mode::Direct, Some(r), &r.hooks_dir);
         shared_notes(r, &mut report.notes);
+        if let Some(w) = &r.worktree {
+            if r.hooks_dir.starts_with(w) && !r.hooks_dir.starts_with(&r.common_dir) {
+                report.notes.push(format!(
+                    "{} is inside the worktree: fable's shims (and any hook kept as <name>.fable-orig) show up in `git status` there; --hooks-path keeps the worktree clean",
+                    r.hooks_dir.display()
+                ));
+            }
+        }
         let target = GitTarget {
             mode: Mode::Direct,
             repo: Some(r.repo.clone()),
@@ -942,6 +982,19 @@ fn plan_direct_uninstall(
             }
         }
     }
+    // A `<name>.fable-orig` whose shim is gone (an interrupted install) is moved back too.
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(hook) = name.strip_suffix(".fable-orig") {
+                if !hooks.iter().any(|h| h == hook)
+                    && matches!(slot(&dir.join(hook), key), Slot::Missing)
+                {
+                    hooks.push(hook.to_string());
+                }
+            }
+        }
+    }
     hooks.sort();
     let mut chained = target
         .as_ref()
@@ -1239,5 +1292,46 @@ fn converge_one(
             }
             Ok(report)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_apply_undoes_what_it_did() {
+        let d = tempfile::tempdir().unwrap();
+        let hooks = d.path().join("hooks");
+        fs::create_dir(&hooks).unwrap();
+        let foreign = hooks.join("pre-commit");
+        fs::write(&foreign, "#!/bin/sh\n").unwrap();
+        let new_dir = d.path().join("new");
+        let ops = vec![
+            Op::CreateDir {
+                path: new_dir.clone(),
+                mode: 0o755,
+            },
+            Op::MoveAside {
+                from: foreign.clone(),
+                to: hooks.join("pre-commit.fable-orig"),
+            },
+            Op::Write {
+                path: foreign.clone(),
+                text: "shim".into(),
+                mode: 0o755,
+                create: true,
+            },
+            Op::Write {
+                path: d.path().join("missing/dir/commit-msg"),
+                text: "shim".into(),
+                mode: 0o755,
+                create: true,
+            },
+        ];
+        assert!(apply_all(&ops).is_err());
+        assert_eq!(fs::read_to_string(&foreign).unwrap(), "#!/bin/sh\n");
+        assert!(!hooks.join("pre-commit.fable-orig").exists());
+        assert!(!new_dir.exists());
     }
 }
