@@ -309,10 +309,10 @@ impl Op {
             Op::CreateDir { path, .. } => {
                 let _ = fs::remove_dir(path);
             }
-            Op::MoveAside { from, to } | Op::Restore { from, to } => {
-                if fs::symlink_metadata(from).is_err() {
-                    let _ = fs::rename(to, from);
-                }
+            Op::MoveAside { from, to } | Op::Restore { from, to }
+                if fs::symlink_metadata(from).is_err() =>
+            {
+                let _ = fs::rename(to, from);
             }
             Op::Write {
                 path, create: true, ..
