@@ -521,7 +521,24 @@ fn refused_install_on_a_fresh_home_creates_nothing() {
     let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("{}:1:", env.claude_settings().display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:1:", env.claude_settings().display())),
+        "{err}"
+    );
     assert_eq!(tree_listing(&env.root()), listing);
     assert!(!env.fable_home.exists());
+}
+
+#[test]
+fn uninstall_rollback_gc_status_on_a_fresh_home_write_nothing() {
+    let env = TestEnv::new();
+    let listing = tree_listing(&env.root());
+    env.ok(["uninstall"]);
+    env.ok(["gc"]);
+    let st = env.json(["status", "--json"]);
+    assert_eq!(st["sources"], serde_json::json!([]));
+    let out = env.run(["rollback"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not installed"));
+    assert_eq!(tree_listing(&env.root()), listing);
 }

@@ -20,8 +20,13 @@ pub struct Rollback {
 
 /// Makes the previous generation current again (and the current one previous).
 pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Rollback> {
-    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let store = home.store();
+    if store.read_record(key)?.is_none() {
+        return Err(Error::Usage(format!(
+            "source {key} is not installed (see `fable status`)"
+        )));
+    }
+    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let mut record = store.read_record(key)?.ok_or_else(|| {
         Error::Usage(format!(
             "source {key} is not installed (see `fable status`)"

@@ -60,11 +60,6 @@ pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Optio
 /// Removes the source's wiring from every profile and deletes its snapshot.
 pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallReport> {
     let (key, source) = resolve_key(home, &opts.spec)?;
-    let _lock = if opts.dry_run {
-        None
-    } else {
-        Some(InstallLock::acquire(&home.lock_path(), opts.lock_wait)?)
-    };
     let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
     let plans = profiles::discover(home)?
         .iter()
@@ -77,9 +72,19 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
         restored: Vec::new(),
         notes: Vec::new(),
     };
-    if opts.dry_run {
+    let has_snapshot = home.store().source_dir(&key).exists();
+    if opts.dry_run || (!report.changed && !has_snapshot && !opts.restore) {
         return Ok(report);
     }
+    home.ensure()?;
+    let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
+    // Under the lock, plan again: another process may have changed the files meanwhile.
+    let plans = profiles::discover(home)?
+        .iter()
+        .map(|p| plan_profile(home, p, &key, None, &checkouts))
+        .collect::<Result<Vec<_>>>()?;
+    report.changed = plans.iter().any(|p| p.changed());
+    report.profiles = plans.iter().map(|p| p.report()).collect();
     for plan in &plans {
         write_plan(home, plan)?;
         if !opts.restore {
