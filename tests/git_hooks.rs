@@ -211,6 +211,13 @@ fn foreign_hook_still_fails_the_commit_and_is_restored_byte_identical() {
     assert!(files
         .iter()
         .any(|f| f["action"] == "keep_foreign" && f["path"] == s(&hook)));
+    // Re-install is byte-identical and reports no change.
+    let shim_bytes = std::fs::read(&hook).unwrap();
+    let listing = tree_listing(&r.join(".git/hooks"));
+    let j = install_json(&env, &r, &src);
+    assert_eq!(j["changed"], false, "{j}");
+    assert_eq!(std::fs::read(&hook).unwrap(), shim_bytes);
+    assert_eq!(tree_listing(&r.join(".git/hooks")), listing);
     let out = commit(&env, &r, "a");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("foreign: no"));
@@ -488,4 +495,41 @@ fn git_targets_take_part_in_status_and_install_convergence() {
         problems.iter().any(|p| p.contains("core.hooksPath")),
         "{problems:?}"
     );
+}
+
+#[test]
+fn local_hooks_path_from_a_linked_worktree_is_shared_and_restored() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let main = repo(&env, "hpmain");
+    let wt = env.root().join("hpwt");
+    env.git_ok(&main, &["worktree", "add", "-q", s(&wt), "-b", "y"]);
+    let config_before = std::fs::read(main.join(".git/config")).unwrap();
+    let j = env.json([
+        "install",
+        "git-hooks",
+        s(&wt),
+        "--hooks-path",
+        "--source",
+        s(&src),
+        "--json",
+    ]);
+    assert_eq!(j["hooks_path"]["scope"], "local");
+    assert_eq!(j["hooks_path"]["file"], s(&main.join(".git/config")));
+    assert_eq!(j["shared"], true);
+    assert_eq!(j["shared_with"][0], s(&main));
+    assert!(commit(&env, &main, "a").status.success());
+    assert!(commit(&env, &wt, "b").status.success());
+    assert_eq!(marker_lines(&env), vec!["fable hpmain", "fable hpwt"]);
+    env.ok(["uninstall", "git-hooks", s(&main), "--hooks-path"]);
+    assert_eq!(
+        std::fs::read(main.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!env
+        .fable_home
+        .join("sources")
+        .join(j["key"].as_str().unwrap())
+        .join("git-hooks")
+        .exists());
 }
