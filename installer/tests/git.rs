@@ -706,3 +706,27 @@ fn refused_install_changes_nothing_and_orphan_orig_is_restored() {
     env.uninstall(&repo);
     assert_eq!(listing(&hooks), before);
 }
+
+#[test]
+fn converge_undoes_targets_of_a_source_without_git_hooks() {
+    let env = Env::new();
+    let repo = env.repo("nohooks");
+    let foreign = repo.join(".git/hooks/pre-commit");
+    write(&foreign, "#!/bin/sh\nexit 0\n");
+    chmod_x(&foreign);
+    let before = listing(&repo.join(".git/hooks"));
+    env.install(&repo);
+    std::fs::remove_dir_all(env.root.join("hook-src/hooks/git")).unwrap();
+    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    let st = git::status(&env.home, &env.key).unwrap();
+    assert!(!st[0].ok);
+    assert!(
+        st[0].problems[0].contains("no longer provides"),
+        "{:?}",
+        st[0].problems
+    );
+    let out = git::converge(&env.home, &env.key, false).unwrap();
+    assert!(out.failures.is_empty(), "{:?}", out.failures);
+    assert_eq!(listing(&repo.join(".git/hooks")), before);
+    assert!(git::status(&env.home, &env.key).unwrap().is_empty());
+}

@@ -1098,6 +1098,13 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
         let mut problems = Vec::new();
         let hooks = match &hooks {
             Ok(h) => h.clone(),
+            Err(GitError::NoHooks { .. }) => {
+                problems.push(format!(
+                    "hook source {key} no longer provides git hooks, but fable's shims are still installed in {}; `fable install` removes them",
+                    t.hooks_dir.display()
+                ));
+                Vec::new()
+            }
             Err(e) => {
                 problems.push(e.to_string());
                 t.hooks.clone()
@@ -1229,6 +1236,15 @@ fn converge_one(
     t: &GitTarget,
     dry_run: bool,
 ) -> Result<GitReport, GitError> {
+    // A source that no longer has git hooks: its shims would only print notes, so the
+    // target is undone (kept-aside hooks and the previous core.hooksPath come back).
+    if let Err(GitError::NoHooks { .. }) = source_hooks(home, key) {
+        let mut report = uninstall_target(home, key, t, dry_run)?;
+        report.notes.push(format!(
+            "hook source {key} no longer provides git hooks; fable's shims were removed"
+        ));
+        return Ok(report);
+    }
     match t.mode {
         Mode::HooksPath => {
             let opts = InstallOptions {
