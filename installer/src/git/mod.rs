@@ -29,60 +29,66 @@ pub use targets::{GitTarget, Mode, Scope};
 /// Errors of the git plumbing; each names the repository, file or value it concerns.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    /// Neither a repository nor a synthetic `.git/`.
     #[error(
         "{path}: not a git repository (and no empty synthetic .git/ to fall back to): {message}"
     )]
     NotARepository { path: PathBuf, message: String },
+    /// `core.hooksPath` names something git cannot run hooks from (e.g. `/dev/null`).
     #[error("{repo}: core.hooksPath = {value:?} cannot be used as a hooks directory ({reason}); nothing was changed. Fix or unset core.hooksPath first")]
     UnresolvableHooksPath {
         repo: PathBuf,
         value: String,
         reason: String,
     },
+    /// `core.hooksPath` is empty.
     #[error("{repo}: core.hooksPath is set to an empty value{}; refusing to guess a hooks directory. Unset it (git config --unset core.hooksPath) or set a directory", file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
     EmptyHooksPath {
         repo: PathBuf,
         file: Option<PathBuf>,
     },
+    /// `core.hooksPath` holds a value that is not fable's and `--force` was not given.
     #[error("{file}: core.hooksPath is already {value:?}, which is not fable's; pass --force to replace it (the previous value is recorded and restored by `fable uninstall git-hooks --hooks-path`)")]
     ForeignHooksPath { file: PathBuf, value: String },
+    /// A foreign hook cannot be kept aside: `<name>.fable-orig` exists already.
     #[error("{path} is not fable's and {orig} already exists, so the hook cannot be kept aside; move one of them away and retry")]
     OrigConflict { path: PathBuf, orig: PathBuf },
+    /// A directory sits where a hook (or the hooks directory) belongs.
     #[error("{path} is a directory, not a hook; remove it and retry")]
     NotAFile { path: PathBuf },
+    /// The source has no complete snapshot.
     #[error("hook source {key} has no complete snapshot; run `fable install SOURCE` first")]
     NotInstalled { key: String },
+    /// The source's snapshot has no usable `hooks/git/<name>`.
     #[error(
         "hook source {key} has no git hooks: no executable file named after a git hook in {dir}"
     )]
     NoHooks { key: String, dir: PathBuf },
+    /// A git config file cannot be read, parsed, locked or written.
     #[error("{path}: {message}")]
     Config { path: PathBuf, message: String },
+    /// `sources/<key>/git.json` cannot be read or written.
     #[error("{path}: git target record: {message}")]
     Record { path: PathBuf, message: String },
+    /// A file system operation failed.
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    /// A repository is needed but none was given or found.
     #[error("--hooks-path without --global needs a repository: {0}")]
     NeedRepository(String),
+    /// A file write failed (the error names the file).
+    #[error(transparent)]
+    Write(#[from] fable_snapshot::Error),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GitError + '_ {
     move |source| GitError::Io {
         path: path.to_path_buf(),
         source,
-    }
-}
-
-impl From<fable_snapshot::Error> for GitError {
-    fn from(e: fable_snapshot::Error) -> Self {
-        GitError::Record {
-            path: PathBuf::from("$FABLE_HOME"),
-            message: e.to_string(),
-        }
     }
 }
 
@@ -135,19 +141,24 @@ pub enum Action {
 /// One planned file change.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileChange {
+    /// The file or directory.
     pub path: PathBuf,
+    /// What happens to it.
     pub action: Action,
 }
 
 /// A change of `core.hooksPath`.
 #[derive(Debug, Clone, Serialize)]
 pub struct HooksPathChange {
+    /// The config file edited.
     pub file: PathBuf,
+    /// Repository-local or global.
     pub scope: Scope,
     /// The value before.
     pub previous: Option<String>,
     /// The value after (`None` = unset).
     pub value: Option<String>,
+    /// True when the file changes.
     pub changed: bool,
 }
 
@@ -155,14 +166,18 @@ pub struct HooksPathChange {
 /// target. Serialised as the `git` entries of `--json` output.
 #[derive(Debug, Clone, Serialize)]
 pub struct GitReport {
+    /// The hook source.
     pub key: String,
+    /// Shims in the repository, or `core.hooksPath`.
     pub mode: Mode,
     /// The repository (worktree root, or git directory if bare).
     pub repo: Option<PathBuf>,
+    /// The kind of repository (`None` when not resolved, e.g. a global install).
     pub kind: Option<RepoKind>,
     /// The repository's effective hooks directory as resolved (before any `core.hooksPath`
     /// change of this run).
     pub hooks_dir: Option<PathBuf>,
+    /// Where `hooks_dir` came from.
     pub origin: Option<HooksDirOrigin>,
     /// True when other worktrees or repositories use the same hooks directory or config, so
     /// this change affects them too.
@@ -175,8 +190,11 @@ pub struct GitReport {
     pub hooks: Vec<String>,
     /// Every file changed (or to be changed).
     pub files: Vec<FileChange>,
+    /// The `core.hooksPath` change (hooks-path mode).
     pub hooks_path: Option<HooksPathChange>,
+    /// True when anything changes.
     pub changed: bool,
+    /// True when this is only a plan.
     pub dry_run: bool,
     /// Human notes (shared directory, skipped files, overrides).
     pub notes: Vec<String>,
@@ -1081,6 +1099,7 @@ fn refuse_fable_dir(home: &FableHome, r: &ResolvedRepo) -> Result<(), GitError> 
 /// Health of one managed git target.
 #[derive(Debug, Clone, Serialize)]
 pub struct GitTargetStatus {
+    /// The recorded target.
     pub target: GitTarget,
     /// True when the target matches the plan (every shim in place and current, the hooks
     /// directory / `core.hooksPath` unchanged).
@@ -1198,14 +1217,18 @@ fn check_shim(path: &Path, key: &str, want: &str, problems: &mut Vec<String>) {
 /// A target [`converge`] could not bring back.
 #[derive(Debug, Clone, Serialize)]
 pub struct ConvergeFailure {
+    /// The recorded target.
     pub target: GitTarget,
+    /// Why it could not be converged.
     pub error: String,
 }
 
 /// The outcome of [`converge`].
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ConvergeOutcome {
+    /// One report per converged target.
     pub reports: Vec<GitReport>,
+    /// Targets left as they are, with the reason.
     pub failures: Vec<ConvergeFailure>,
 }
 

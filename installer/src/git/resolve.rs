@@ -36,8 +36,11 @@ pub enum HooksDirOrigin {
     Default,
     /// `core.hooksPath`, with its raw value and the config file it was read from.
     HooksPath {
+        /// The raw value, before interpolation.
         value: String,
+        /// The config file holding it.
         file: Option<PathBuf>,
+        /// The config scope (`local`, `worktree`, `user`, `system`, ...).
         scope: String,
     },
     /// The synthetic `.git/hooks` fallback.
@@ -49,6 +52,7 @@ pub enum HooksDirOrigin {
 pub struct ResolvedRepo {
     /// The worktree root, or the git directory of a bare repository.
     pub repo: PathBuf,
+    /// Primary checkout, linked worktree, submodule, bare or synthetic.
     pub kind: RepoKind,
     /// The worktree-private git directory (normalised).
     pub git_dir: PathBuf,
@@ -58,6 +62,7 @@ pub struct ResolvedRepo {
     pub worktree: Option<PathBuf>,
     /// The effective hooks directory git runs hooks from.
     pub hooks_dir: PathBuf,
+    /// Where `hooks_dir` came from.
     pub origin: HooksDirOrigin,
     /// True when other worktrees (or repositories) run hooks from the same directory.
     pub shared: bool,

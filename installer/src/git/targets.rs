@@ -33,6 +33,7 @@ pub enum Scope {
 /// One managed git target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitTarget {
+    /// Shims in the repository, or `core.hooksPath`.
     pub mode: Mode,
     /// The repository (worktree root, or git directory if bare); `None` for a global target
     /// installed outside any repository.
@@ -53,6 +54,7 @@ pub struct GitTarget {
     /// The config file whose `core.hooksPath` fable set (hooks-path mode).
     #[serde(default)]
     pub config_file: Option<PathBuf>,
+    /// Which config file (hooks-path mode).
     #[serde(default)]
     pub scope: Option<Scope>,
     /// The value fable set.
@@ -80,6 +82,7 @@ impl GitTarget {
 /// Contents of `git.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitTargets {
+    /// Every managed target of the source.
     pub targets: Vec<GitTarget>,
 }
 
