@@ -730,3 +730,30 @@ fn converge_undoes_targets_of_a_source_without_git_hooks() {
     assert_eq!(listing(&repo.join(".git/hooks")), before);
     assert!(git::status(&env.home, &env.key).unwrap().is_empty());
 }
+
+#[test]
+fn relative_hooks_path_of_a_bare_repository_is_relative_to_its_git_dir() {
+    let env = Env::new();
+    let seed = env.repo("bseed");
+    let bare = env.root.join("rel.git");
+    env.git_ok(
+        &env.root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    env.git_ok(&bare, &["config", "core.hooksPath", "custom-hooks"]);
+    let r = env.install(&bare);
+    assert_eq!(r.kind, Some(git::RepoKind::Bare));
+    assert_eq!(
+        r.hooks_dir.as_deref(),
+        Some(bare.join("custom-hooks").as_path())
+    );
+    // git agrees.
+    let git_says = env.git_ok(&bare, &["rev-parse", "--git-path", "hooks"]);
+    assert_eq!(git_says.trim(), "custom-hooks");
+}
