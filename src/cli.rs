@@ -84,6 +84,9 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    if !matches!(cli.command, Command::Doctor(_) | Command::Hook { .. }) {
+        restore_sigpipe();
+    }
     let result = match cli.command {
         Command::Install(a) => a.run(),
         Command::Uninstall(a) => a.run(),
@@ -104,5 +107,14 @@ pub fn main() -> i32 {
             eprintln!("fable: {e:#}");
             1
         }
+    }
+}
+
+/// Lets `fable status | head` end quietly the Unix way. Not for the evaluator (which must
+/// fail open, never die of a signal) nor the doctor (whose probes may close their stdin early).
+fn restore_sigpipe() {
+    // SAFETY: setting a signal disposition to its default has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -533,3 +533,42 @@ fn local_hooks_path_from_a_linked_worktree_is_shared_and_restored() {
         .join("git-hooks")
         .exists());
 }
+
+#[test]
+fn a_source_update_adding_a_git_hook_lands_in_one_install_and_uninstall_removes_shims() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let r = repo(&env, "plain");
+    let hooks_dir = r.join(".git/hooks");
+    let before = tree_listing(&hooks_dir);
+    install_json(&env, &r, &src);
+    assert!(hooks_dir.join("pre-commit").exists());
+    assert!(!hooks_dir.join("commit-msg").exists());
+
+    // The source gains a commit-msg hook: one `fable install SOURCE` wires it.
+    let hook = src.join("hooks/git/commit-msg");
+    write(
+        &hook,
+        &format!(
+            "#!/bin/sh\necho commit-msg >> '{}'\n",
+            marker(&env).display()
+        ),
+    );
+    make_executable(&hook);
+    env.ok(["install", s(&src)]);
+    let (state, _) = source_state(&env);
+    assert_eq!(state, "current");
+    assert!(commit(&env, &r, "a.txt").status.success());
+    let lines = marker_lines(&env);
+    assert!(lines.contains(&"commit-msg".to_string()), "{lines:?}");
+
+    // Uninstalling the source removes its shims from the repository too.
+    env.ok(["uninstall", s(&src)]);
+    assert_eq!(tree_listing(&hooks_dir), before);
+    let out = commit(&env, &r, "b.txt");
+    assert!(out.status.success());
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("fable"),
+        "no note on commits after uninstall"
+    );
+}

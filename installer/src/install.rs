@@ -150,11 +150,9 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
         write_plan(home, p)?;
         pause("after-profile");
     }
-    let git = if planned.git_changes() {
-        crate::git::converge(home, &synced.key, false)?
-    } else {
-        planned.git.clone()
-    };
+    // Converge git targets against the generation now current (a sync may add or drop git
+    // hooks); this writes nothing when every shim is already in place.
+    let git = crate::git::converge(home, &synced.key, false)?;
     if synced.changed {
         let mut keep = vec![synced.tree_hash.as_str()];
         if let Some(p) = synced.previous_tree_hash.as_deref() {

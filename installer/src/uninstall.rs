@@ -33,8 +33,10 @@ pub struct UninstallReport {
     pub profiles: Vec<ProfileReport>,
     /// Files given back byte-for-byte by `--restore`.
     pub restored: Vec<PathBuf>,
-    /// Why a `--restore` was not possible for a file.
+    /// Why a `--restore` was not possible for a file, or a git target could not be undone.
     pub notes: Vec<String>,
+    /// Git targets whose shims (and `core.hooksPath`) were undone.
+    pub git: Vec<crate::git::GitReport>,
 }
 
 /// Resolves a source argument to its key and live checkout (which may be gone).
@@ -71,8 +73,12 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
         profiles: plans.iter().map(|p| p.report()).collect(),
         restored: Vec::new(),
         notes: Vec::new(),
+        git: Vec::new(),
     };
     let has_snapshot = home.store().source_dir(&key).exists();
+    if opts.dry_run && has_snapshot {
+        collect_git(&mut report, crate::git::uninstall_all(home, &key, true)?);
+    }
     if opts.dry_run || (!report.changed && !has_snapshot && !opts.restore) {
         return Ok(report);
     }
@@ -126,8 +132,29 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
         }
     }
     if home.store().source_dir(&key).exists() {
+        // Git shims first: they live in repositories and would otherwise note on every commit.
+        collect_git(&mut report, crate::git::uninstall_all(home, &key, false)?);
+        if report.notes.iter().any(|n| n.starts_with("git: ")) {
+            // Keep the source (and its record of git targets) so the user can retry.
+            return Ok(report);
+        }
         home.store().remove_source(&key)?;
         report.changed = true;
     }
     Ok(report)
+}
+
+fn collect_git(
+    report: &mut UninstallReport,
+    results: Vec<std::result::Result<crate::git::GitReport, crate::git::GitError>>,
+) {
+    for r in results {
+        match r {
+            Ok(g) => {
+                report.changed |= g.changed;
+                report.git.push(g);
+            }
+            Err(e) => report.notes.push(format!("git: {e}")),
+        }
+    }
 }

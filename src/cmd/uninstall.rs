@@ -62,6 +62,10 @@ impl Run for UninstallArgs {
             };
             println!("{} {}: {verb}", p.host, p.path.display());
         }
+        for g in &report.git {
+            let dir = g.hooks_dir.as_ref().unwrap_or(&g.shim_dir);
+            println!("git hooks {}: removed fable's shims", dir.display());
+        }
         for r in &report.restored {
             println!("restored original {}", r.display());
         }
