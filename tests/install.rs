@@ -542,3 +542,33 @@ fn uninstall_rollback_gc_status_on_a_fresh_home_write_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not installed"));
     assert_eq!(tree_listing(&env.root()), listing);
 }
+
+#[test]
+fn entries_of_a_vanished_source_are_orphans_that_install_removes() {
+    let env = TestEnv::new();
+    let a = make_source(&env, "a");
+    let b = make_source(&env, "b");
+    env.ok([Path::new("install").as_os_str(), a.as_os_str()]);
+    env.ok([Path::new("install").as_os_str(), b.as_os_str()]);
+    assert_eq!(commands(&settings_value(&env.claude_settings())).len(), 4);
+    // b's snapshot disappears behind fable's back (e.g. FABLE_HOME partly deleted).
+    let b_key = env.json([
+        Path::new("status").as_os_str(),
+        b.as_os_str(),
+        "--json".as_ref(),
+    ])["sources"][0]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fable_snapshot_remove(&env.fable_home.join("sources").join(&b_key));
+    assert_eq!(
+        state_of(&env, &a),
+        "half_applied",
+        "orphans of another key make the file not match"
+    );
+    env.ok([Path::new("install").as_os_str(), a.as_os_str()]);
+    assert_eq!(state_of(&env, &a), "current");
+    let cmds = commands(&settings_value(&env.claude_settings()));
+    assert_eq!(cmds.len(), 2);
+    assert!(cmds.iter().all(|c| !c.contains(&b_key)));
+}

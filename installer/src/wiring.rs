@@ -101,7 +101,13 @@ pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership 
     for c in checkouts {
         legacy.extend(path_markers(&format!("{}/hooks/", c.display())));
     }
-    Ownership { mine, legacy }
+    let live_keys = home.store().keys().unwrap_or_default();
+    Ownership {
+        mine,
+        legacy,
+        fable: path_markers(&home.sources_prefix()),
+        live_keys,
+    }
 }
 
 #[cfg(test)]

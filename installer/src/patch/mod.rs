@@ -38,18 +38,34 @@ pub struct Ownership {
     pub mine: Vec<String>,
     /// Substrings marking an entry as this source's *unmigrated* wiring (the live checkout).
     pub legacy: Vec<String>,
+    /// Markers of `$FABLE_HOME/sources/` (raw and shell-quoted): any entry under it is fable's.
+    pub fable: Vec<String>,
+    /// Keys of the sources that exist; a fable entry of any other key is an orphan (its source
+    /// was uninstalled or moved) and is removed by whichever source converges the file.
+    pub live_keys: Vec<String>,
 }
 
 impl Ownership {
-    /// True when `entry`'s command belongs to this source.
+    /// True when `entry`'s command belongs to this source (or is an orphan fable entry).
     pub fn owns(&self, entry: &Value) -> bool {
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
-        self.mine
+        if self
+            .mine
             .iter()
             .chain(self.legacy.iter())
             .any(|m| cmd.contains(m.as_str()))
+        {
+            return true;
+        }
+        self.fable.iter().any(|prefix| {
+            cmd.match_indices(prefix.as_str()).any(|(i, _)| {
+                let rest = &cmd[i + prefix.len()..];
+                let key = rest.split(['/', '\'', '"', ' ']).next().unwrap_or_default();
+                !key.is_empty() && !self.live_keys.iter().any(|k| k == key)
+            })
+        })
     }
 }
 

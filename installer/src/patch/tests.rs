@@ -5,6 +5,8 @@ fn own() -> Ownership {
     Ownership {
         mine: vec!["/fh/sources/k/".into()],
         legacy: vec!["/checkout/hooks/".into()],
+        fable: vec!["/fh/sources/".into()],
+        live_keys: vec!["k".into(), "other".into()],
     }
 }
 
@@ -130,4 +132,25 @@ fn flat_layout_and_required_fields() {
     assert!(plan(&p, &doc2, Layout::Flat, &d, &own())
         .unwrap()
         .is_empty());
+}
+
+#[test]
+fn orphan_fable_entries_are_removed_live_ones_kept() {
+    let before = r#"{"hooks": {"Stop": [
+  {"hooks": [{"type": "command", "command": "/fh/sources/gone-123/current/x"}]},
+  {"hooks": [{"type": "command", "command": "'/fh/sources/gone-123/current/y'"}]},
+  {"hooks": [{"type": "command", "command": "/fh/sources/other/current/z"}]}
+]}}"#;
+    let (after, _) = converge(before, &desired());
+    let v: Value = serde_json::from_str(&after).unwrap();
+    let stop: Vec<&str> = v["hooks"]["Stop"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["hooks"][0]["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        stop,
+        ["/fh/sources/other/current/z", "/fh/sources/k/current/b"]
+    );
 }
