@@ -7,8 +7,13 @@
 //! `source.json`, computes the live source's tree hash with the stat cache (only files whose
 //! stat changed are re-read), and compares it with the generation `current` names:
 //!
-//! - a checkout source: [`source_paths`] + [`hash_files`] with the recorded stat cache, exactly
-//!   as `fable status` does;
+//! - a checkout source: first a fast path — every file of the recorded stat cache is stat'ed
+//!   (only those whose stat changed are re-read), and the directories holding them are checked
+//!   for modification since the sync (which catches added, removed and renamed files); when
+//!   the set of files provably did not change, the live tree hash comes from that alone.
+//!   Otherwise the full check:
+//!   [`source_paths`] + [`hash_files`] with the recorded stat cache, exactly as `fable status`
+//!   does;
 //! - the embedded default source (key `default`): the snapshot holds a copy of the fable
 //!   binary; the recorded binary path's stat is compared with the stat cache (re-hashed only
 //!   when its stat changed but its size did not), and combined with the generation's own
@@ -27,7 +32,7 @@ use crate::hash::{hash_files, hash_reader, tree_hash, HashedFile, StatEntry};
 use crate::key::{hex, DEFAULT_KEY};
 use crate::manifest::shell_quote;
 use crate::source_set::{source_paths, SourceConfig, MANIFEST_PATH};
-use crate::store::Store;
+use crate::store::{SourceRecord, Store};
 
 /// Relative path of the evaluator binary in the default source's generations (mirrors
 /// `fable_installer::default_source`, which this crate cannot depend on).
@@ -76,9 +81,14 @@ pub fn nudge_for(exe: &Path) -> Option<String> {
     let record = store.read_record(&origin.key).ok()??;
     match &record.source {
         Some(src) => {
-            let config = SourceConfig::load(src).ok()?;
-            let files = source_paths(src, &config).ok()?;
-            let (live, _, _) = hash_files(&files, Some(&record.stat_cache)).ok()?;
+            let live = match fast_live_hash(src, &record) {
+                Some(h) => h,
+                None => {
+                    let config = SourceConfig::load(src).ok()?;
+                    let files = source_paths(src, &config).ok()?;
+                    hash_files(&files, Some(&record.stat_cache)).ok()?.0
+                }
+            };
             (live != current).then(|| {
                 format!(
                     "fable: hook source {} changed since its snapshot; sessions still run the old version. Run `fable install {}` to take the change.",
@@ -95,6 +105,100 @@ pub fn nudge_for(exe: &Path) -> Option<String> {
         }
         None => None,
     }
+}
+
+/// The fast path: the live tree hash computed from the recorded stat cache, without listing
+/// the source set — `None` (use the full check) unless the set of files provably did not
+/// change. Every cached file is stat'ed; one whose stat changed is re-hashed (in place edits
+/// stay fast). The set is unchanged when every cached file still exists and no directory
+/// holding one (nor the source root's `fable.toml`, `.gitignore`, `.git/info/exclude`, which
+/// shape the set) was modified since the sync: adding, removing or renaming a file changes
+/// its directory's mtime. The cache's relative paths are trusted only when the cached hashes
+/// reproduce the recorded tree hash (not so after a rollback, or with symlinks in the source,
+/// whose cache key is the link's target). A file added to a directory that holds no file of
+/// the source set at all (one whose content is entirely git-ignored) is seen only by the full
+/// check of `fable status`.
+fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
+    if record.stat_cache.0.is_empty() {
+        return None;
+    }
+    let threshold = i64::try_from(record.synced_at)
+        .ok()?
+        .checked_mul(1_000_000_000)?;
+    let modified_since_sync = |md: &std::fs::Metadata| {
+        md.mtime().saturating_mul(1_000_000_000) + md.mtime_nsec() >= threshold
+            || md.ctime().saturating_mul(1_000_000_000) + md.ctime_nsec() >= threshold
+    };
+    let mut dirs: Vec<&Path> = Vec::new();
+    let mut last_parent: Option<&Path> = None;
+    let mut cached = Vec::with_capacity(record.stat_cache.0.len());
+    let mut live = Vec::with_capacity(record.stat_cache.0.len());
+    for (path_text, entry) in &record.stat_cache.0 {
+        let path = Path::new(path_text);
+        let md = std::fs::metadata(path).ok()?;
+        let rel = path.strip_prefix(root).ok()?.to_string_lossy().into_owned();
+        let (executable, sha256) = if same_stat(&md, entry) {
+            (entry.executable, entry.sha256.clone())
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let sha = hash_reader(std::fs::File::open(path).ok()?).ok()?;
+            (md.permissions().mode() & 0o111 != 0, sha)
+        };
+        cached.push(HashedFile {
+            rel: rel.clone(),
+            executable: entry.executable,
+            sha256: entry.sha256.clone(),
+        });
+        live.push(HashedFile {
+            rel,
+            executable,
+            sha256,
+        });
+        // Cache keys are sorted, so files of one directory are adjacent.
+        let parent = path.parent();
+        if parent != last_parent {
+            last_parent = parent;
+            let mut dir = parent;
+            while let Some(d) = dir {
+                if !d.starts_with(root) || dirs.contains(&d) {
+                    break;
+                }
+                dirs.push(d);
+                dir = d.parent();
+            }
+        }
+    }
+    for d in dirs {
+        if modified_since_sync(&std::fs::metadata(d).ok()?) {
+            return None;
+        }
+    }
+    for extra in [
+        crate::source_set::CONFIG_FILE,
+        ".gitignore",
+        ".git/info/exclude",
+    ] {
+        match std::fs::metadata(root.join(extra)) {
+            Ok(md) if modified_since_sync(&md) => return None,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
+    }
+    cached.sort_by(|a, b| a.rel.cmp(&b.rel));
+    if tree_hash(&cached) != record.tree_hash {
+        return None;
+    }
+    live.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Some(tree_hash(&live))
+}
+
+fn same_stat(md: &std::fs::Metadata, cached: &StatEntry) -> bool {
+    md.len() == cached.size
+        && md.mtime() * 1_000_000_000 + md.mtime_nsec() == cached.mtime_ns
+        && md.ctime() * 1_000_000_000 + md.ctime_nsec() == cached.ctime_ns
+        && md.ino() == cached.ino
+        && md.dev() == cached.dev
 }
 
 /// [`nudge_for`] the running executable (what the evaluator's SessionStart handler calls).
@@ -133,12 +237,7 @@ fn default_live_hash(
 /// never match when its size changed (no need to read it); else re-hashed.
 fn binary_sha(path: &Path, cached: &StatEntry) -> Option<String> {
     let md = std::fs::metadata(path).ok()?;
-    let same_stat = md.len() == cached.size
-        && md.mtime() * 1_000_000_000 + md.mtime_nsec() == cached.mtime_ns
-        && md.ctime() * 1_000_000_000 + md.ctime_nsec() == cached.ctime_ns
-        && md.ino() == cached.ino
-        && md.dev() == cached.dev;
-    if same_stat {
+    if same_stat(&md, cached) {
         return Some(cached.sha256.clone());
     }
     if md.len() != cached.size {
@@ -151,7 +250,6 @@ fn binary_sha(path: &Path, cached: &StatEntry) -> Option<String> {
 mod tests {
     use super::*;
     use crate::source_set::{Content, SourceFile};
-    use crate::store::SourceRecord;
     use std::fs;
     use std::sync::Arc;
 
@@ -170,7 +268,10 @@ mod tests {
                 source: src.map(Path::to_path_buf),
                 tree_hash: hash.clone(),
                 previous: None,
-                synced_at: 0,
+                synced_at: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs(),
                 manifest_digest: String::new(),
                 stat_cache: cache,
             })
@@ -180,7 +281,6 @@ mod tests {
 
     fn checkout(dir: &Path) {
         fs::create_dir_all(dir.join("hooks")).unwrap();
-        fs::create_dir_all(dir.join("bin")).unwrap();
         fs::write(dir.join("hooks/hooks.json"), "{\"hooks\": {}}").unwrap();
         fs::write(dir.join("hooks/a.py"), "print(1)").unwrap();
     }
@@ -203,6 +303,9 @@ mod tests {
         let src = d.path().join("my hooks");
         checkout(&src);
         let home = d.path().join("fh");
+        // Edits happen well before a sync, so that the fast path (nothing modified since the
+        // sync) is taken.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
         let files = source_paths(&src, &SourceConfig::default()).unwrap();
         sync(&home, "plug", Some(&src), files);
         let store = Store::new(&home);
@@ -211,6 +314,13 @@ mod tests {
             .join("bin/fable-hook");
         assert_eq!(nudge_for(&exe), None);
 
+        // A file added next to a source file.
+        fs::write(src.join("hooks/new.py"), "print(0)").unwrap();
+        assert!(nudge_for(&exe).is_some());
+        fs::remove_file(src.join("hooks/new.py")).unwrap();
+        // Back to the synced content (the directory was modified: full check).
+        assert_eq!(nudge_for(&exe), None);
+        // A file edited in place.
         fs::write(src.join("hooks/a.py"), "print(2)").unwrap();
         let line = nudge_for(&exe).unwrap();
         assert!(

@@ -1,0 +1,39 @@
+#!/bin/sh
+# Staleness nudge benchmark (DESIGN section 11: staleness check of a 2,000-file source with a
+# warm stat cache <= 10 ms). Builds the release example `snapshot/examples/staleness.rs`, which
+# drives `fable_snapshot::staleness::nudge_for` exactly as the evaluator's SessionStart handler
+# does (from the generation's `bin/fable-hook` path), and reports in-process timings of the check
+# plus the wall time of whole processes.
+#
+# Usage: benches/nudge.sh [NFILES]   (default 2000; honours CARGO_TARGET_DIR)
+set -eu
+cd "$(dirname "$0")/.."
+n=${1:-2000}
+cargo build --release --quiet -p fable-snapshot --example staleness
+bin=${CARGO_TARGET_DIR:-target}/release/examples/staleness
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+exe=$("$bin" setup "$tmp" "$n")
+echo "source: $n files; evaluator path: $exe"
+
+echo "== warm stat cache, source current (200 checks in one process)"
+"$bin" check "$exe" 200
+
+echo "== whole process, 50 runs (process start + one check), source current"
+start=$(date +%s%N)
+i=0
+while [ $i -lt 50 ]; do
+	"$bin" check "$exe" 1 >/dev/null
+	i=$((i + 1))
+done
+end=$(date +%s%N)
+echo "mean wall per process: $(((end - start) / 50000)) us"
+
+echo "== one file edited in place since the sync (re-hashes only that file)"
+echo "# edit" >>"$tmp/src/hooks/lib/d07/f00700.py"
+"$bin" check "$exe" 200
+
+echo "== one file added since the sync (directory changed: full check, lists the source set)"
+echo "# new" >"$tmp/src/hooks/lib/d07/new.py"
+"$bin" check "$exe" 50
+
