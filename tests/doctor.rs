@@ -235,7 +235,7 @@ fn never_migrated_checkout_wiring_is_installed_by_fix() {
     assert!(errs[0]["fix"].as_str().unwrap().contains("fable install"));
     fix_converges(&env, &src, "source.state");
     let cmds = commands(&settings(&env));
-    assert!(!cmds.iter().any(|c| *c == direct), "{cmds:?}");
+    assert!(!cmds.contains(&direct), "{cmds:?}");
     assert!(
         cmds.iter().all(|c| c.contains("/.fable/sources/")),
         "{cmds:?}"
@@ -730,7 +730,10 @@ fn twenty_probes_with_one_hanging_take_about_one_deadline_and_leave_nothing_behi
     assert_eq!(probes.len(), 20, "{report:#}");
     let timeouts = open(&report, "probe.timeout", "error");
     assert_eq!(timeouts.len(), 1, "{report:#}");
-    assert!(timeouts[0]["subject"].as_str().unwrap().contains("sleep 1000"));
+    assert!(timeouts[0]["subject"]
+        .as_str()
+        .unwrap()
+        .contains("sleep 1000"));
     assert_eq!(open(&report, "probe.ok", "ok").len(), 19);
     // Generous slack for a loaded machine and a debug build; the sum would be far beyond it.
     assert!(
