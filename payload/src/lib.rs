@@ -10,6 +10,19 @@
 //! 0 with one line on stderr: a bug in the evaluator must never brick an agent session.
 //! `FABLE_DISABLE=1` is the kill switch (exit 0 at once). `FABLE_HOOK_TEST_PANIC=1` panics on
 //! purpose so that tests can prove the fail-open path.
+//!
+//! Decisions where DESIGN and seed 000 are silent (recorded here so the next person finds them):
+//! - The Stop gate's verification part (fresh evidence and phase `complete`) applies once the
+//!   round did work (`substantial`, or `mutationGeneration > verifiedGeneration`); a project
+//!   that was only opened and read can stop. Open cards and closed cards without evidence
+//!   always block (unless `PAUSED: reason`).
+//! - Invalid state (unparseable, unknown schema, foreign `workspaceId`) blocks Stop even when
+//!   `stop_hook_active` is set, like unsafe paths and mutation debt: it is an integrity problem.
+//! - Stop and SessionStart are read-only; only PostToolUse(Failure) and the agent commands run
+//!   transactions (and so fold mutation debt).
+//! - A relative workspace path in a payload is invalid authority (hosts send absolute paths).
+//! - Cursor's `stop` hook cannot block: its blocking form is `followup_message` with exit 0.
+//! - `fable phase complete` is refused while Stop would still block for verification or cards.
 
 pub mod agent;
 pub mod debt;
@@ -169,20 +182,19 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
     let root = match found {
         Found::None => return Verdict::Allow,
         Found::Unsafe { root, what } => {
-            let path = root.join(".fable");
-            let msg = format!(
-                "[fable] {} is {what}, not a real directory: lifecycle state is unsafe and was \
-                 not read or written. Restore a real .fable/ directory (fable does not follow or \
-                 delete it for you).",
-                path.display()
+            let body = format!(
+                "{} is {what}, not a real directory: lifecycle state is unsafe and was not read \
+                 or written. Restore a real .fable/ directory (fable does not follow or delete \
+                 it for you).",
+                root.join(".fable").display()
             );
             return match req.event {
                 Event::Stop | Event::SessionEnd => {
-                    Verdict::Block(format!("[fable] BLOCKED stop: {}", &msg[8..]))
+                    Verdict::Block(format!("[fable] BLOCKED stop: {body}"))
                 }
-                Event::SessionStart => Verdict::Context(msg),
-                Event::PreToolUse => events::pre_tool_use::unsafe_project(input, req.config, &msg),
-                _ => Verdict::Note(msg),
+                Event::SessionStart => Verdict::Context(format!("[fable] {body}")),
+                Event::PreToolUse => events::pre_tool_use::unsafe_project(input, req.config, &body),
+                _ => Verdict::Note(format!("[fable] {body}")),
             };
         }
         Found::Project { root } => root,

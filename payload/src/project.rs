@@ -158,3 +158,72 @@ impl Project {
         Ok((value, Committed { folded }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Project, Config) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join(".fable")).unwrap();
+        let cfg = Config {
+            lock_wait: Duration::from_millis(50),
+            durable: false,
+            spawn_min_chars: 1500,
+        };
+        (t, Project::new(&root), cfg)
+    }
+
+    #[test]
+    fn folds_only_the_snapshot_of_tokens() {
+        let (_t, p, cfg) = project();
+        debt::leave_token(&p.fable_dir, &p.workspace_id, false).unwrap();
+        debt::leave_token(&p.fable_dir, &p.workspace_id, false).unwrap();
+        let ((), c) = p
+            .transact(&cfg, "test", |s| {
+                // A token created after the snapshot (by a contended hook) must survive.
+                debt::leave_token(&p.fable_dir, &p.workspace_id, false).unwrap();
+                assert_eq!(s.mutation_generation, 2, "folded before the change");
+                Ok(((), "x".into()))
+            })
+            .unwrap();
+        assert_eq!(c.folded, 2);
+        let s = p.read_state().unwrap();
+        assert_eq!(s.mutation_generation, 2);
+        assert_eq!(s.state_revision, 1);
+        assert_eq!(
+            debt::snapshot(&p.fable_dir, &p.workspace_id)
+                .unwrap()
+                .foldable
+                .len(),
+            1
+        );
+        p.transact(&cfg, "test", |_| Ok(((), "y".into()))).unwrap();
+        assert_eq!(p.read_state().unwrap().mutation_generation, 3);
+        assert_eq!(
+            debt::snapshot(&p.fable_dir, &p.workspace_id)
+                .unwrap()
+                .outstanding(),
+            0
+        );
+    }
+
+    #[test]
+    fn failed_change_writes_nothing_and_keeps_tokens() {
+        let (_t, p, cfg) = project();
+        debt::leave_token(&p.fable_dir, &p.workspace_id, false).unwrap();
+        let r: Result<((), Committed)> =
+            p.transact(&cfg, "test", |_| Err(Error::Usage("no".into())));
+        assert!(r.is_err());
+        assert!(!p.state_path().exists());
+        assert!(!p.lock_path().exists(), "lock released");
+        assert_eq!(
+            debt::snapshot(&p.fable_dir, &p.workspace_id)
+                .unwrap()
+                .foldable
+                .len(),
+            1
+        );
+    }
+}

@@ -81,12 +81,7 @@ fn block(reason_head: &str, phase: &str, skill: &str, cfg: &Config) -> Verdict {
 /// The verdict when `.fable` itself is unsafe.
 pub fn unsafe_project(input: &Input, cfg: &Config, msg: &str) -> Verdict {
     if needs_project(input, cfg) {
-        block(
-            msg.trim_start_matches("[fable] "),
-            "unknown",
-            "unknown",
-            cfg,
-        )
+        block(msg, "unknown", "unknown", cfg)
     } else {
         Verdict::Allow
     }

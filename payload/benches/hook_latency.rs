@@ -1,0 +1,324 @@
+//! Process-level benchmark of `fable-hook` (DESIGN section 11), side by side with a Python 3
+//! hook doing the same work (`py_hook.py`). Run through `benches/evaluator.sh`, or:
+//!
+//! ```text
+//! cargo bench -p fable-payload --bench hook_latency -- --fable target/release/fable [--iters N] [--smoke]
+//! ```
+//!
+//! The project has 50 evidence records and 20 ledger cards (all closed with evidence), so a
+//! large delegation goes through discovery, the ledger, the state read and validation, and is
+//! blocked (exit 2). A second pair measures `post-tool-use` of a Write (discovery, lock, state
+//! read, mutation, atomic durable write). Each sample is one process: spawn, stdin from a file,
+//! `wait4` for the exit status and the child's peak RSS; wall time from a monotonic clock.
+//! Exit status 1 only for a correctness failure (wrong exit code, wrong final generation), never
+//! for timing.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fable_payload::state::{workspace_id, Evidence, State};
+use serde_json::json;
+
+struct Sample {
+    wall: Duration,
+    max_rss_kib: i64,
+    code: i32,
+}
+
+// The child is reaped with wait4(2) (to get its rusage), not Child::wait.
+#[allow(clippy::zombie_processes)]
+fn run_once(cmd: &mut Command, stdin: &Path) -> Sample {
+    let input = File::open(stdin).expect("payload file");
+    let t = Instant::now();
+    let child = cmd
+        .stdin(Stdio::from(input))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to status and ru; pid is our child's.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let wall = t.elapsed();
+    assert_eq!(r, child.id() as i32, "wait4");
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Sample {
+        wall,
+        max_rss_kib: ru.ru_maxrss,
+        code,
+    }
+}
+
+struct Stats {
+    median: Duration,
+    p95: Duration,
+    mean: Duration,
+    max_rss_kib: i64,
+}
+
+fn measure(
+    name: &str,
+    make: &dyn Fn() -> Command,
+    stdin: &Path,
+    iters: usize,
+    expect: i32,
+) -> Option<Stats> {
+    for _ in 0..iters.min(10) {
+        run_once(&mut make(), stdin);
+    }
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let s = run_once(&mut make(), stdin);
+        if s.code != expect {
+            eprintln!("{name}: exit code {} (expected {expect})", s.code);
+            return None;
+        }
+        samples.push(s);
+    }
+    let mut walls: Vec<Duration> = samples.iter().map(|s| s.wall).collect();
+    walls.sort();
+    let total: Duration = walls.iter().sum();
+    Some(Stats {
+        median: walls[walls.len() / 2],
+        p95: walls[(walls.len() * 95 / 100).min(walls.len() - 1)],
+        mean: total / walls.len() as u32,
+        max_rss_kib: samples.iter().map(|s| s.max_rss_kib).max().unwrap_or(0),
+    })
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn setup(root: &Path) -> (PathBuf, u64) {
+    let proj = root.join("project");
+    std::fs::create_dir_all(proj.join(".fable")).unwrap();
+    std::fs::create_dir_all(proj.join("src/module")).unwrap();
+    std::fs::create_dir(proj.join(".git")).unwrap();
+    let proj = proj.canonicalize().unwrap();
+    let mut s = State::new(&workspace_id(&proj));
+    s.phase = "executing".into();
+    s.current_skill = Some("fable-execute".into());
+    s.substantial = true;
+    for i in 0..50u64 {
+        s.mutation_generation = i;
+        s.push_evidence(Evidence {
+            result: if i % 7 == 3 {
+                "fail".into()
+            } else {
+                "pass".into()
+            },
+            kind: ["test", "build", "lint", "typecheck"][i as usize % 4].into(),
+            source: format!("cargo test --package crate{i}"),
+            detail: format!(
+                "{} passed; {} failed; finished in 1.{i}s",
+                100 + i,
+                i % 7 == 3
+            ),
+            generation: i,
+            recorded_at: "2026-11-29T10:00:00Z".into(),
+        });
+    }
+    s.state_revision = 120;
+    std::fs::write(proj.join(".fable/state.json"), s.to_bytes()).unwrap();
+    let ledger: String = (1..=20)
+        .map(|i| format!("- [x] Card {i}: implement part {i} of the parser -- evidence: cargo test, {i}0 passed, 0 failed\n"))
+        .collect();
+    std::fs::write(
+        proj.join(".fable/LEDGER.md"),
+        format!("# Round 7\n\n{ledger}"),
+    )
+    .unwrap();
+    (proj, s.mutation_generation)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut fable: Option<PathBuf> = std::env::var_os("FABLE_BIN").map(PathBuf::from);
+    let mut python = "python3".to_owned();
+    let mut iters = 300usize;
+    let mut smoke = false;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--fable" => fable = args.next().map(PathBuf::from),
+            "--python" => python = args.next().unwrap_or(python),
+            "--iters" => iters = args.next().and_then(|v| v.parse().ok()).unwrap_or(iters),
+            "--smoke" => smoke = true,
+            "--bench" => {}
+            _ => {}
+        }
+    }
+    if smoke {
+        iters = iters.min(20);
+    }
+    let Some(fable) = fable else {
+        eprintln!("hook_latency: pass --fable PATH (the release `fable` binary) or set FABLE_BIN");
+        std::process::exit(1);
+    };
+    let fable = fable.canonicalize().expect("fable binary");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (proj, gen0) = setup(&root);
+    let hook = root.join("fable-hook");
+    std::os::unix::fs::symlink(&fable, &hook).unwrap();
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/py_hook.py");
+    let work = proj.join("src/module");
+    let pre = root.join("pre.json");
+    std::fs::write(
+        &pre,
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse", "tool_name": "Agent",
+               "tool_input": {"description": "Refactor", "subagent_type": "engineer",
+                              "prompt": "Refactor the parser module. ".repeat(80)}})
+        .to_string(),
+    )
+    .unwrap();
+    let post = root.join("post.json");
+    std::fs::write(
+        &post,
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "PostToolUse", "tool_name": "Write",
+               "tool_input": {"file_path": work.join("a.rs"), "content": "x"}, "tool_response": {"success": true}})
+        .to_string(),
+    )
+    .unwrap();
+    let base = |program: &Path| {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &root)
+            .env("FABLE_HOME", root.join(".fable-home"))
+            .current_dir(&root);
+        c
+    };
+    let fable_pre = || {
+        let mut c = base(&hook);
+        c.arg("pre-tool-use");
+        c
+    };
+    let py_pre = || {
+        let mut c = base(Path::new(&python));
+        c.arg(&py).arg("pre-tool-use");
+        c
+    };
+    let fable_post = || {
+        let mut c = base(&hook);
+        c.arg("post-tool-use");
+        c
+    };
+    let py_post = || {
+        let mut c = base(Path::new(&python));
+        c.arg(&py).arg("post-tool-use");
+        c
+    };
+    let fable_disabled = || {
+        let mut c = base(&hook);
+        c.arg("pre-tool-use").env("FABLE_DISABLE", "1");
+        c
+    };
+    let true_bin = || base(Path::new("/bin/true"));
+    println!("fable-hook benchmark: {iters} processes per row (after 10 warm-up runs)");
+    println!("binary: {}", fable.display());
+    println!("project: 50 evidence records, 20 ledger cards\n");
+    println!(
+        "{:<36} {:>10} {:>10} {:>10} {:>12}",
+        "command", "median", "p95", "mean", "peak RSS"
+    );
+    let mut ok = true;
+    let mut rows = Vec::new();
+    for (name, make, input, expect) in [
+        (
+            "fable-hook pre-tool-use",
+            &fable_pre as &dyn Fn() -> Command,
+            &pre,
+            2,
+        ),
+        ("python3 py_hook.py pre-tool-use", &py_pre, &pre, 2),
+        ("fable-hook post-tool-use (Write)", &fable_post, &post, 0),
+        ("python3 py_hook.py post-tool-use", &py_post, &post, 0),
+        ("baseline: /bin/true", &true_bin, &pre, 0),
+        (
+            "baseline: fable-hook, FABLE_DISABLE",
+            &fable_disabled,
+            &pre,
+            0,
+        ),
+    ] {
+        match measure(name, make, input, iters, expect) {
+            Some(s) => {
+                println!(
+                    "{:<36} {:>10} {:>10} {:>10} {:>8} KiB",
+                    name,
+                    ms(s.median),
+                    ms(s.p95),
+                    ms(s.mean),
+                    s.max_rss_kib
+                );
+                rows.push(s);
+            }
+            None => {
+                ok = false;
+                rows.push(Stats {
+                    median: Duration::ZERO,
+                    p95: Duration::ZERO,
+                    mean: Duration::ZERO,
+                    max_rss_kib: 0,
+                });
+            }
+        }
+    }
+    // Correctness: every post-tool-use run (warm-up included) advanced the generation once.
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(proj.join(".fable/state.json")).unwrap()).unwrap();
+    let expected_gen = gen0 + 2 * (iters + iters.min(10)) as u64;
+    if state["mutationGeneration"] != json!(expected_gen) {
+        eprintln!(
+            "mutationGeneration is {} (expected {expected_gen})",
+            state["mutationGeneration"]
+        );
+        ok = false;
+    }
+    if ok {
+        let ratio =
+            |a: &Stats, b: &Stats| a.median.as_secs_f64() / b.median.as_secs_f64().max(1e-9);
+        println!();
+        println!(
+            "pre-tool-use: python/fable median ratio {:.1}x (budget >= 30x)",
+            ratio(&rows[1], &rows[0])
+        );
+        println!(
+            "post-tool-use: python/fable median ratio {:.1}x (informational)",
+            ratio(&rows[3], &rows[2])
+        );
+        println!(
+            "budget pre-tool-use: median {} (<= 2 ms: {}), peak RSS {} KiB (<= 10240 KiB: {})",
+            ms(rows[0].median),
+            if rows[0].median <= Duration::from_millis(2) {
+                "yes"
+            } else {
+                "NO"
+            },
+            rows[0].max_rss_kib,
+            if rows[0].max_rss_kib <= 10 * 1024 {
+                "yes"
+            } else {
+                "NO"
+            }
+        );
+        println!(
+            "process start alone: /bin/true {}, the fable binary doing nothing {}",
+            ms(rows[4].median),
+            ms(rows[5].median)
+        );
+        if smoke {
+            println!("(smoke run: too few samples for the numbers to mean anything)");
+        }
+    }
+    std::process::exit(if ok { 0 } else { 1 });
+}
