@@ -33,6 +33,12 @@ echo "== one file edited in place since the sync (re-hashes only that file)"
 echo "# edit" >>"$tmp/src/hooks/lib/d07/f00700.py"
 "$bin" check "$exe" 200
 
+echo "== one file saved by rename since the sync (directory changed, same names)"
+cp "$tmp/src/hooks/lib/d08/f00800.py" "$tmp/src/hooks/lib/d08/.tmp"
+echo "# saved" >>"$tmp/src/hooks/lib/d08/.tmp"
+mv "$tmp/src/hooks/lib/d08/.tmp" "$tmp/src/hooks/lib/d08/f00800.py"
+"$bin" check "$exe" 200
+
 echo "== one file added since the sync (directory changed: full check, lists the source set)"
 echo "# new" >"$tmp/src/hooks/lib/d07/new.py"
 "$bin" check "$exe" 50

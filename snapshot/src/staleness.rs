@@ -168,8 +168,8 @@ fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
             }
         }
     }
-    for d in dirs {
-        if modified_since_sync(&std::fs::metadata(d).ok()?) {
+    for d in &dirs {
+        if modified_since_sync(&std::fs::metadata(d).ok()?) && !same_listing(d, &dirs, record) {
             return None;
         }
     }
@@ -191,6 +191,42 @@ fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
     }
     live.sort_by(|a, b| a.rel.cmp(&b.rel));
     Some(tree_hash(&live))
+}
+
+/// True when directory `dir` holds exactly the names the stat cache expects: its cached files
+/// and its subdirectories that hold cached files. A directory modified since the sync with the
+/// same names had files replaced (an editor's save-by-rename, a `git checkout`), which the
+/// per-file stat check already sees; any other name (a new file, or one the source set
+/// ignores) sends the caller to the full check.
+fn same_listing(dir: &Path, dirs: &[&Path], record: &SourceRecord) -> bool {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut expected: Vec<&std::ffi::OsStr> = record
+        .stat_cache
+        .0
+        .keys()
+        .map(Path::new)
+        .filter(|p| p.parent() == Some(dir))
+        .chain(dirs.iter().copied().filter(|d| d.parent() == Some(dir)))
+        .filter_map(Path::file_name)
+        .collect();
+    expected.sort();
+    expected.dedup();
+    let mut found = 0;
+    for entry in rd {
+        let Ok(entry) = entry else {
+            return false;
+        };
+        if expected
+            .binary_search(&entry.file_name().as_os_str())
+            .is_err()
+        {
+            return false;
+        }
+        found += 1;
+    }
+    found == expected.len()
 }
 
 fn same_stat(md: &std::fs::Metadata, cached: &StatEntry) -> bool {
@@ -319,6 +355,19 @@ mod tests {
         assert!(nudge_for(&exe).is_some());
         fs::remove_file(src.join("hooks/new.py")).unwrap();
         // Back to the synced content (the directory was modified: full check).
+        assert_eq!(nudge_for(&exe), None);
+        // Saved by rename (as editors and git do): the directory changed, its names did not.
+        let save = |text: &str| {
+            fs::write(src.join("hooks/.a.tmp"), text).unwrap();
+            fs::rename(src.join("hooks/.a.tmp"), src.join("hooks/a.py")).unwrap();
+        };
+        save("print(1)");
+        assert_eq!(nudge_for(&exe), None);
+        save("print(3)");
+        assert!(nudge_for(&exe).is_some());
+        save("print(1)");
+        // A file the source set ignores: full check, still current.
+        fs::write(src.join("hooks/a.pyc"), "junk").unwrap();
         assert_eq!(nudge_for(&exe), None);
         // A file edited in place.
         fs::write(src.join("hooks/a.py"), "print(2)").unwrap();
