@@ -103,7 +103,7 @@ fn print_human(report: &Report, fixing: bool) {
         }
         let mut line = format!("  [{}] {}: {}", label(f), f.subject, f.message);
         if let (Some(fix), false) = (&f.fix, f.fixed || f.severity == Severity::Ok) {
-            line.push_str(&format!("\n        fix: {fix}"));
+            line.push_str(&format!(" — fix: {fix}"));
         }
         println!("{line}");
     }
