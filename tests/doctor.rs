@@ -821,3 +821,32 @@ fn probe_timeout_must_be_a_positive_number() {
     let out = env.run(["doctor", "--probe-timeout", "soon"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn default_source_is_probed_and_a_tampered_generation_is_resynced_from_the_binary() {
+    let env = TestEnv::new();
+    env.ok(["install"]);
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    // The evaluator answers every wired event of the default source.
+    let probes = open(&report, "probe.ok", "ok");
+    assert_eq!(probes.len(), 5, "{report:#}");
+    let manifest = current_gen(&env, "default").join("hooks/hooks.json");
+    let original = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::set_permissions(&manifest, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&manifest, "{\"hooks\": {}}\n").unwrap();
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        open(&report, "source.generation", "error").len(),
+        1,
+        "{report:#}"
+    );
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(fixed(&report, "source.generation").len(), 1, "{report:#}");
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), original);
+    let status = env.json(["status", "--json"]);
+    assert_eq!(status["sources"][0]["key"], "default");
+    assert_eq!(status["sources"][0]["state"], "current");
+}
