@@ -160,8 +160,8 @@ fn main() {
         iters = iters.min(20);
     }
     let Some(fable) = fable else {
-        eprintln!("hook_latency: pass --fable PATH (the release `fable` binary) or set FABLE_BIN");
-        std::process::exit(1);
+        eprintln!("hook_latency: skipped; pass --fable PATH (the release `fable` binary) or set FABLE_BIN");
+        std::process::exit(0);
     };
     let fable = fable.canonicalize().expect("fable binary");
     let tmp = tempfile::tempdir().unwrap();

@@ -4,7 +4,8 @@
 //! - workspace authority: `cwd`, `workspace_root`, `workspaceRoot`, `project_root`,
 //!   `projectRoot`, `workspace_roots` / `workspaceRoots` (first element);
 //! - `tool_name` / `toolName` / `tool`; `tool_input` / `toolInput`;
-//!   `tool_response` / `toolResponse` / `tool_result` / `toolResult`;
+//!   `tool_response` / `toolResponse` / `tool_result` / `toolResult` / `tool_output` /
+//!   `toolOutput` (else top-level `exit_code`, `exitCode`, `output`, `is_error`, `success`);
 //! - `stop_hook_active` / `stopHookActive`.
 //!
 //! Workspace authority follows seed 000: the first *supplied* authority is used only if it is an
@@ -56,6 +57,29 @@ const AUTHORITY_KEYS: &[&str] = &[
     "projectRoot",
 ];
 const ROOTS_KEYS: &[&str] = &["workspace_roots", "workspaceRoots"];
+const RESPONSE_KEYS: &[&str] = &[
+    "tool_response",
+    "toolResponse",
+    "tool_result",
+    "toolResult",
+    "tool_output",
+    "toolOutput",
+];
+/// Result fields some hosts put at the top level (Cursor's shell events).
+const TOP_LEVEL_RESULT_KEYS: &[&str] = &["exit_code", "exitCode", "output", "is_error", "success"];
+
+/// The top-level result fields as a response object (`Null` when there are none).
+fn top_level_result(m: &Map<String, Value>) -> Value {
+    let r: Map<String, Value> = TOP_LEVEL_RESULT_KEYS
+        .iter()
+        .filter_map(|k| m.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+        .collect();
+    if r.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(r)
+    }
+}
 
 fn first<'a>(m: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a Value> {
     keys.iter().find_map(|k| m.get(*k))
@@ -127,12 +151,9 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
         tool_input: first(m, &["tool_input", "toolInput"])
             .cloned()
             .unwrap_or(Value::Null),
-        tool_response: first(
-            m,
-            &["tool_response", "toolResponse", "tool_result", "toolResult"],
-        )
-        .cloned()
-        .unwrap_or(Value::Null),
+        tool_response: first(m, RESPONSE_KEYS)
+            .cloned()
+            .unwrap_or_else(|| top_level_result(m)),
         error: m.get("error").cloned().unwrap_or(Value::Null),
         stop_hook_active,
         event_name: first(m, &["hook_event_name", "hookEventName"])
