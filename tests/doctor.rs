@@ -850,3 +850,105 @@ fn default_source_is_probed_and_a_tampered_generation_is_resynced_from_the_binar
     assert_eq!(status["sources"][0]["key"], "default");
     assert_eq!(status["sources"][0]["state"], "current");
 }
+
+#[test]
+fn probes_use_each_hosts_event_names_and_payload_shapes() {
+    let env = TestEnv::new();
+    // Each hook exits 0 only when the payload names its event the way its host does.
+    let expect = |event: &str| {
+        format!("grep -q '\"hook_event_name\":\"{event}\"' && echo '{{}}' || {{ echo \"unexpected payload\" >&2; exit 3; }}")
+    };
+    write(
+        &env.home.join(".cursor/hooks.json"),
+        &json!({"version": 1, "hooks": {"preToolUse": [{"command": expect("preToolUse"), "timeout": 5}]}})
+            .to_string(),
+    );
+    write(
+        &env.home.join(".gemini/settings.json"),
+        &json!({"hooks": {"BeforeTool": [{"hooks": [{"name": "g", "type": "command", "command": expect("BeforeTool"), "timeout": 5000}]}]}})
+            .to_string(),
+    );
+    set_settings(
+        &env,
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": expect("Stop"), "timeout": 5}]}]}}),
+    );
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let ok = open(&report, "probe.ok", "ok");
+    assert_eq!(ok.len(), 3, "{report:#}");
+    for host in ["claude Stop", "cursor preToolUse", "gemini BeforeTool"] {
+        assert!(
+            ok.iter()
+                .any(|f| f["subject"].as_str().unwrap().starts_with(host)),
+            "{host}: {report:#}"
+        );
+    }
+    // The same hook wired under the wrong event name is caught by its own check.
+    set_settings(
+        &env,
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": expect("SessionStart"), "timeout": 5}]}]}}),
+    );
+    let (_, report) = doctor(&env, &[]);
+    let failing = open(&report, "probe.exit", "warn");
+    assert_eq!(failing.len(), 1, "{report:#}");
+    assert!(failing[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("unexpected payload"));
+}
+
+#[test]
+fn hooks_of_the_wrong_shape_are_not_fixable_and_do_not_stop_other_profiles() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let codex = env.home.join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let odd = "{\"hooks\": {\"PreToolUse\": {\"not\": \"an array\"}}}\n";
+    write(&env.claude_settings(), odd);
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 1);
+    let errs = open(&report, "profile.parse", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not an array"));
+    // A direct wiring in the healthy profile makes the source never_migrated; --fix installs it
+    // there and leaves the odd file alone.
+    let direct = format!("sh \"{}/hooks/x.sh\" pre", src.display());
+    write(
+        &codex.join("hooks.json"),
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": direct, "timeout": 10}]}]}})
+            .to_string(),
+    );
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1, "the odd file still needs a human:\n{report:#}");
+    assert_eq!(fixed(&report, "source.state").len(), 1, "{report:#}");
+    assert_eq!(std::fs::read_to_string(env.claude_settings()).unwrap(), odd);
+    let codex_text = std::fs::read_to_string(codex.join("hooks.json")).unwrap();
+    assert!(!codex_text.contains(&direct) && codex_text.contains("/.fable/sources/"));
+}
+
+#[test]
+fn fable_home_owned_by_another_user_is_an_error_nobody_fixes_silently() {
+    // Changing a directory's owner needs root; elsewhere this check cannot be staged.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let c_path = std::ffi::CString::new(env.fable_home.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; chown has no memory preconditions.
+    assert_eq!(unsafe { libc::chown(c_path.as_ptr(), 4242, 4242) }, 0);
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1);
+    let errs = open(&report, "home.owner", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"].as_str().unwrap().contains("uid 4242"));
+    assert!(errs[0]["fix"].as_str().unwrap().contains("chown"));
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&env.fable_home).unwrap().uid(), 4242);
+}

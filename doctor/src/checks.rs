@@ -62,6 +62,12 @@ pub struct ParsedProfile {
 pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
     let text = read_settings(&profile.path)?;
     let doc = Document::parse(&profile.path, text)?;
+    if let Some(message) = shape_problem(&doc.value) {
+        return Err(InstallError::Invalid {
+            path: profile.path.clone(),
+            message,
+        });
+    }
     let entries = wired_entries(&doc.value, profile.host.layout());
     Ok(ParsedProfile {
         profile: profile.clone(),
@@ -69,6 +75,19 @@ pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
         exists: doc.exists,
         entries,
     })
+}
+
+/// What makes a parsed hook file unusable for the patch engine (which refuses to plan it):
+/// `hooks` not an object, or an event's value not an array.
+fn shape_problem(value: &Value) -> Option<String> {
+    match value.get("hooks") {
+        None => None,
+        Some(Value::Object(events)) => events
+            .iter()
+            .find(|(_, v)| !v.is_array())
+            .map(|(e, _)| format!("\"hooks\".\"{e}\" is not an array")),
+        Some(_) => Some("\"hooks\" is not an object".into()),
+    }
 }
 
 /// Every entry under `hooks`, for either layout. Malformed parts are skipped (the patch engine
@@ -532,6 +551,18 @@ fn check_one_source(
         ));
     }
     for p in &st.profiles {
+        if p.state == "error" {
+            out.push(Finding::new(
+                "profile.plan",
+                Severity::Error,
+                format!("{} {} for {key}", p.host, p.path.display()),
+                format!(
+                    "cannot plan source {key} for this profile: {}",
+                    p.message.clone().unwrap_or_default()
+                ),
+            ));
+            continue;
+        }
         if p.state != "half_applied" {
             continue;
         }
@@ -685,8 +716,15 @@ pub fn check_profiles(
             }
             Err(e) => {
                 out.push(
-                    Finding::new("profile.parse", Severity::Error, &subject, e.to_string())
-                        .with_fix(format!("fix {} by hand", profile.path.display())),
+                    Finding::new(
+                        "profile.parse",
+                        Severity::Error,
+                        &subject,
+                        format!(
+                            "{e}; not fixable by --fix (fable never rewrites what it cannot plan)"
+                        ),
+                    )
+                    .with_fix(format!("fix {} by hand", profile.path.display())),
                 );
                 continue;
             }
