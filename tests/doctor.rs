@@ -952,3 +952,40 @@ fn fable_home_owned_by_another_user_is_an_error_nobody_fixes_silently() {
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&env.fable_home).unwrap().uid(), 4242);
 }
+
+#[test]
+fn missing_git_shim_is_half_applied_and_reinstalled_by_fix() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let hook = src.join("hooks/git/pre-commit");
+    write(&hook, "#!/bin/sh\nexit 0\n");
+    crate::util::make_executable(&hook);
+    let repo = env.root().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    env.git_ok(&repo, &["init", "-q"]);
+    install(&env, &src);
+    env.ok([
+        Path::new("install").as_os_str(),
+        "git-hooks".as_ref(),
+        repo.as_os_str(),
+        "--source".as_ref(),
+        src.as_os_str(),
+    ]);
+    let shim = repo.join(".git/hooks/pre-commit");
+    assert!(shim.is_file());
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(findings(&report)
+        .iter()
+        .any(|f| f["id"] == "git.target" && f["severity"] == "ok"));
+    std::fs::remove_file(&shim).unwrap();
+    let after = fix_converges(&env, &src, "git.target");
+    assert!(!fixed(&after, "source.state").is_empty(), "{after:#}");
+    assert!(shim.is_file());
+    let commit = env
+        .git(&repo)
+        .args(["commit", "-q", "--allow-empty", "-m", "x"])
+        .output()
+        .unwrap();
+    assert!(commit.status.success());
+}
