@@ -989,3 +989,21 @@ fn missing_git_shim_is_half_applied_and_reinstalled_by_fix() {
         .unwrap();
     assert!(commit.status.success());
 }
+
+#[test]
+fn unreadable_journal_is_removed_once_everything_converged() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let journal = env.fable_home.join("journal/1700000000-1.json");
+    write(&journal, "{ truncated");
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    let errs = open(&report, "journal.interrupted", "error");
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cannot be read"));
+    fix_converges(&env, &src, "journal.interrupted");
+    assert!(!journal.exists());
+}

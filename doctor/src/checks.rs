@@ -992,6 +992,19 @@ pub fn check_journals(home: &FableHome) -> Vec<Finding> {
         .map(|(path, intent)| {
             let subject = path.display().to_string();
             match intent {
+                Some(i) if i.operation != "install" => Finding::new(
+                    "journal.interrupted",
+                    Severity::Error,
+                    subject,
+                    format!(
+                        "an interrupted `{}` of source {} (pid {}) left this journal",
+                        i.operation, i.source_key, i.pid
+                    ),
+                )
+                .with_fix(format!(
+                    "run `fable {}` for that source again, then remove the journal",
+                    i.operation
+                )),
                 Some(i) => {
                     let spec = match &i.source {
                         Some(p) => SourceSpec::Checkout(p.clone()),
