@@ -414,6 +414,14 @@ fn deleted_generation_is_resynced() {
     );
     // The wired commands point at files that are gone.
     assert!(!open(&report, "profile.missing_file", "error").is_empty());
+    // Their fail-open guards would exit 0 without running anything: not reported as alive.
+    let (_, probed) = doctor(&env, &[]);
+    assert_eq!(
+        open(&probed, "probe.skipped", "warn").len(),
+        2,
+        "{probed:#}"
+    );
+    assert!(open(&probed, "probe.ok", "ok").is_empty(), "{probed:#}");
     fix_converges(&env, &src, "source.current");
     assert!(gen.join("hooks/x.sh").is_file());
 }
@@ -436,6 +444,12 @@ fn dangling_current_is_repaired() {
     let link = env.fable_home.join("sources").join(&key).join("current");
     std::fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink(format!("gen/{}", "0".repeat(64)), &link).unwrap();
+    // The intact generation is not current, but it is not garbage either.
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert!(
+        open(&report, "gc.generations", "warn").is_empty(),
+        "{report:#}"
+    );
     fix_converges(&env, &src, "source.current");
     assert!(link.join("hooks/x.sh").is_file());
 }

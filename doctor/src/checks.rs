@@ -658,6 +658,11 @@ fn leftover_generations(home: &FableHome, key: &str, record: &SourceRecord) -> V
     let Ok(rd) = fs::read_dir(&gen_root) else {
         return Vec::new();
     };
+    // With `current` missing or dangling, the good generation may be any of them: nothing is
+    // garbage until an install has made one current again.
+    if !store.current_is_complete(key) {
+        return Vec::new();
+    }
     let current = store.current_hash(key);
     let mut out = Vec::new();
     for e in rd.flatten() {

@@ -216,7 +216,9 @@ pub fn apply(
         }
     }
 
-    if actions.iter().any(|a| matches!(a, Action::Gc)) {
+    // GC keeps only current and previous generations: after a failed repair (a source whose
+    // `current` may still dangle) it could delete the one good generation, so it waits.
+    if failures.is_empty() && actions.iter().any(|a| matches!(a, Action::Gc)) {
         if let Err(e) = fable_installer::generations::gc(home, lock_wait) {
             fail(&mut failures, "fable gc".into(), e.into());
         }

@@ -12,6 +12,7 @@
 //! | killed by a signal (crash) | error | `probe.crash` |
 //! | still running at the deadline | error (its process group is killed) | `probe.timeout` |
 //! | could not be started | error | `probe.spawn` |
+//! | fable's guarded entry whose snapshot file is missing (not run: the guard would exit 0) | warn | `probe.skipped` |
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,6 +23,7 @@ use fable_installer::FableHome;
 use crate::checks::{entry_subject, parse_profile};
 use crate::finding::{Finding, Severity};
 use crate::probe::{run_probes, JsonVerdict, ProbeOptions, ProbeResult, ProbeSpec};
+use crate::shell::missing_paths;
 
 /// Characters of a probe's stderr or stdout quoted in a finding.
 const QUOTED: usize = 120;
@@ -32,6 +34,7 @@ const QUOTED: usize = 120;
 pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration) -> Vec<Finding> {
     let mut specs = Vec::new();
     let mut subjects = Vec::new();
+    let mut skipped = Vec::new();
     for profile in profiles {
         let Ok(parsed) = parse_profile(profile) else {
             continue;
@@ -40,8 +43,29 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
             let Some(command) = entry.command else {
                 continue;
             };
+            let subject = entry_subject(profile, &entry.event, &command);
+            if is_guarded(&command) {
+                let missing = missing_paths(&command, home.user_home());
+                if !missing.is_empty() {
+                    // The fail-open guard would exit 0 without running anything: an `ok`
+                    // probe would be a lie.
+                    skipped.push(
+                        Finding::new(
+                            "probe.skipped",
+                            Severity::Warn,
+                            subject,
+                            format!(
+                                "not run: {} is missing, so the entry's fail-open guard would exit 0 without running the hook",
+                                missing[0].display()
+                            ),
+                        )
+                        .with_fix("fable doctor --fix (see the missing-file finding)"),
+                    );
+                    continue;
+                }
+            }
             let id = format!("{}-{}-{}", profile.host, entry.event, specs.len());
-            subjects.push(entry_subject(profile, &entry.event, &command));
+            subjects.push(subject);
             specs.push(
                 ProbeSpec::new(id, command, entry.event.clone(), profile.host.name())
                     .with_env("FABLE_HOME", home.root().to_string_lossy())
@@ -50,11 +74,14 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
         }
     }
     if specs.is_empty() {
-        return vec![Finding::ok(
-            "probe.ok",
-            "probes",
-            "no wired command to probe",
-        )];
+        if skipped.is_empty() {
+            skipped.push(Finding::ok(
+                "probe.ok",
+                "probes",
+                "no wired command to probe",
+            ));
+        }
+        return skipped;
     }
     let base = scratch_base(home.user_home());
     let scratch = match tempfile::Builder::new()
@@ -77,11 +104,18 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
     let mut opts = ProbeOptions::new(scratch.path());
     opts.timeout = timeout;
     let results = run_probes(&specs, &opts);
-    results
+    let mut out: Vec<Finding> = results
         .iter()
         .zip(subjects)
         .map(|(r, subject)| verdict(r, subject, timeout))
-        .collect()
+        .collect();
+    out.extend(skipped);
+    out
+}
+
+/// A command fable registered: `[ -e FILE ] ... || exit 0; COMMAND` (DESIGN section 5).
+fn is_guarded(command: &str) -> bool {
+    command.starts_with("[ -e ") && command.contains(" || exit 0; ")
 }
 
 /// The system temp directory, unless it lies inside HOME (then `/tmp`): probes must not run
