@@ -230,53 +230,60 @@ fn main() {
         "{:<36} {:>10} {:>10} {:>10} {:>12}",
         "command", "median", "p95", "mean", "peak RSS"
     );
+    let have_python = Command::new(&python)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     let mut ok = true;
-    let mut rows = Vec::new();
-    for (name, make, input, expect) in [
+    let mut rows: Vec<Option<Stats>> = Vec::new();
+    type Row<'a> = (&'a str, &'a dyn Fn() -> Command, &'a PathBuf, i32, bool);
+    let table: [Row; 6] = [
+        ("fable-hook pre-tool-use", &fable_pre, &pre, 2, false),
+        ("python3 py_hook.py pre-tool-use", &py_pre, &pre, 2, true),
         (
-            "fable-hook pre-tool-use",
-            &fable_pre as &dyn Fn() -> Command,
-            &pre,
-            2,
+            "fable-hook post-tool-use (Write)",
+            &fable_post,
+            &post,
+            0,
+            false,
         ),
-        ("python3 py_hook.py pre-tool-use", &py_pre, &pre, 2),
-        ("fable-hook post-tool-use (Write)", &fable_post, &post, 0),
-        ("python3 py_hook.py post-tool-use", &py_post, &post, 0),
-        ("baseline: /bin/true", &true_bin, &pre, 0),
+        ("python3 py_hook.py post-tool-use", &py_post, &post, 0, true),
+        ("baseline: /bin/true", &true_bin, &pre, 0, false),
         (
             "baseline: fable-hook, FABLE_DISABLE",
             &fable_disabled,
             &pre,
             0,
+            false,
         ),
-    ] {
-        match measure(name, make, input, iters, expect) {
-            Some(s) => {
-                println!(
-                    "{:<36} {:>10} {:>10} {:>10} {:>8} KiB",
-                    name,
-                    ms(s.median),
-                    ms(s.p95),
-                    ms(s.mean),
-                    s.max_rss_kib
-                );
-                rows.push(s);
-            }
-            None => {
-                ok = false;
-                rows.push(Stats {
-                    median: Duration::ZERO,
-                    p95: Duration::ZERO,
-                    mean: Duration::ZERO,
-                    max_rss_kib: 0,
-                });
-            }
+    ];
+    for (name, make, input, expect, is_python) in table {
+        if is_python && !have_python {
+            println!("{name:<36} skipped: {python} not found");
+            rows.push(None);
+            continue;
         }
+        let s = measure(name, make, input, iters, expect);
+        match &s {
+            Some(s) => println!(
+                "{:<36} {:>10} {:>10} {:>10} {:>8} KiB",
+                name,
+                ms(s.median),
+                ms(s.p95),
+                ms(s.mean),
+                s.max_rss_kib
+            ),
+            None => ok = false,
+        }
+        rows.push(s);
     }
     // Correctness: every post-tool-use run (warm-up included) advanced the generation once.
     let state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(proj.join(".fable/state.json")).unwrap()).unwrap();
-    let expected_gen = gen0 + 2 * (iters + iters.min(10)) as u64;
+    let runs = if have_python { 2 } else { 1 };
+    let expected_gen = gen0 + runs * (iters + iters.min(10)) as u64;
     if state["mutationGeneration"] != json!(expected_gen) {
         eprintln!(
             "mutationGeneration is {} (expected {expected_gen})",
@@ -284,37 +291,32 @@ fn main() {
         );
         ok = false;
     }
-    if ok {
+    if let [Some(f_pre), py_pre_s, Some(f_post), py_post_s, Some(t), Some(nothing)] = &rows[..] {
         let ratio =
             |a: &Stats, b: &Stats| a.median.as_secs_f64() / b.median.as_secs_f64().max(1e-9);
         println!();
-        println!(
-            "pre-tool-use: python/fable median ratio {:.1}x (budget >= 30x)",
-            ratio(&rows[1], &rows[0])
-        );
-        println!(
-            "post-tool-use: python/fable median ratio {:.1}x (informational)",
-            ratio(&rows[3], &rows[2])
-        );
+        if let (Some(pp), Some(pq)) = (py_pre_s, py_post_s) {
+            println!(
+                "pre-tool-use: python/fable median ratio {:.1}x (budget >= 30x)",
+                ratio(pp, f_pre)
+            );
+            println!(
+                "post-tool-use: python/fable median ratio {:.1}x (informational)",
+                ratio(pq, f_post)
+            );
+        }
+        let yes = |b: bool| if b { "yes" } else { "NO" };
         println!(
             "budget pre-tool-use: median {} (<= 2 ms: {}), peak RSS {} KiB (<= 10240 KiB: {})",
-            ms(rows[0].median),
-            if rows[0].median <= Duration::from_millis(2) {
-                "yes"
-            } else {
-                "NO"
-            },
-            rows[0].max_rss_kib,
-            if rows[0].max_rss_kib <= 10 * 1024 {
-                "yes"
-            } else {
-                "NO"
-            }
+            ms(f_pre.median),
+            yes(f_pre.median <= Duration::from_millis(2)),
+            f_pre.max_rss_kib,
+            yes(f_pre.max_rss_kib <= 10 * 1024)
         );
         println!(
             "process start alone: /bin/true {}, the fable binary doing nothing {}",
-            ms(rows[4].median),
-            ms(rows[5].median)
+            ms(t.median),
+            ms(nothing.median)
         );
         if smoke {
             println!("(smoke run: too few samples for the numbers to mean anything)");
