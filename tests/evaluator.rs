@@ -74,12 +74,8 @@ impl Proj {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
+        // A hook may exit before reading its stdin (kill switch, panic): ignore EPIPE.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
         child.wait_with_output().unwrap()
     }
 
@@ -437,6 +433,16 @@ fn symlinked_fable_blocks_stop_and_writes_nothing() {
         "{}",
         stdout(&o)
     );
+    let o = p.cmd(&["init"]);
+    assert_eq!(code(&o), 1, "init does not follow the link: {}", stderr(&o));
+    let o = p.cmd(&[
+        "evidence",
+        "pass",
+        "test",
+        "cargo test",
+        "12 passed, 0 failed",
+    ]);
+    assert_eq!(code(&o), 1);
     assert_untouched(&elsewhere, &before);
     // An unsafe .fable is not "no .fable": an ancestor's project is not used instead.
     let sub = p.root.join("sub");
@@ -454,25 +460,17 @@ fn symlinked_or_special_lifecycle_files_block_stop() {
         let target_dir = p.env.root().join("target");
         std::fs::create_dir_all(&target_dir).unwrap();
         let target = target_dir.join(which);
-        if which == "pending-mutations" {
-            std::fs::create_dir(&target).unwrap();
-        } else if which != "state.lock" {
-            std::fs::copy(
-                p.fable_dir()
-                    .join(which)
-                    .with_file_name(if which == "LEDGER.md" {
-                        "LEDGER.md"
-                    } else {
-                        "state.json"
-                    }),
-                &target,
-            )
-            .unwrap();
-            std::fs::remove_file(p.fable_dir().join(which)).unwrap();
-        } else {
-            std::fs::write(&target, "1 x\n").unwrap();
+        let real = p.fable_dir().join(which);
+        match which {
+            "pending-mutations" => std::fs::create_dir(&target).unwrap(),
+            // A lock "held" by pid 1 (alive): following the link would wait or break it.
+            "state.lock" => std::fs::write(&target, "1 x\n").unwrap(),
+            // The link points at a real copy of the file, so reading through it would work.
+            _ => {
+                std::fs::rename(&real, &target).unwrap();
+            }
         }
-        std::os::unix::fs::symlink(&target, p.fable_dir().join(which)).unwrap();
+        std::os::unix::fs::symlink(&target, &real).unwrap();
         let before = util::tree_listing(&target_dir);
         for active in [false, true] {
             let o = p.hook("stop", p.stop_payload(active));
