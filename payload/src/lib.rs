@@ -189,9 +189,8 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
                 root.join(".fable").display()
             );
             return match req.event {
-                Event::Stop | Event::SessionEnd => {
-                    Verdict::Block(format!("[fable] BLOCKED stop: {body}"))
-                }
+                Event::Stop => Verdict::Block(format!("[fable] BLOCKED stop: {body}")),
+                Event::SessionEnd => Verdict::Block(format!("[fable] BLOCKED session end: {body}")),
                 Event::SessionStart => Verdict::Context(format!("[fable] {body}")),
                 Event::PreToolUse => events::pre_tool_use::unsafe_project(input, req.config, &body),
                 _ => Verdict::Note(format!("[fable] {body}")),
