@@ -199,12 +199,7 @@ fn both_entry_points_and_event_spellings_work() {
 fn usage_errors_and_panics_fail_open_with_one_line() {
     let p = Proj::new();
     p.ledger("- [ ] open card\n");
-    for args in [
-        vec!["bogus-event"],
-        vec!["stop", "--host", "vim"],
-        vec![],
-        vec!["stop", "extra"],
-    ] {
+    for args in [vec!["bogus-event"], vec![], vec!["stop", "extra"]] {
         let mut cmd = p.env.fable();
         let o = cmd
             .arg0("fable-hook")
@@ -215,6 +210,15 @@ fn usage_errors_and_panics_fail_open_with_one_line() {
         assert_eq!(code(&o), 0, "{args:?}");
         assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
     }
+    // An unknown (e.g. unexpanded) host still evaluates, in Claude's form, with a note.
+    let o = p.hook_in(&p.root, "stop", &["--host", "${FABLE_HOST}"], "{}", &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("fable-hook: unknown host"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("BLOCKED stop"), "{}", stderr(&o));
     let o = p.hook_in(
         &p.root,
         "stop",

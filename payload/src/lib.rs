@@ -252,17 +252,25 @@ fn run(args: Vec<OsString>) -> i32 {
     }
     let mut event = None;
     let mut host = Host::Claude;
+    let mut note: Option<String> = None;
     let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = it.next() {
-        if a == "--host" {
-            match it.next().as_deref().and_then(Host::parse) {
+        let host_value = if a == "--host" {
+            Some(it.next().unwrap_or_default())
+        } else {
+            a.strip_prefix("--host=").map(str::to_owned)
+        };
+        if let Some(h) = host_value {
+            // An unknown host (e.g. an unexpanded `${FABLE_HOST}`) still evaluates, in Claude's
+            // form (exit 2 + stderr, which every host understands), rather than doing nothing.
+            match Host::parse(&h) {
                 Some(h) => host = h,
-                None => return usage_note("--host needs one of claude, codex, gemini, cursor"),
-            }
-        } else if let Some(h) = a.strip_prefix("--host=") {
-            match Host::parse(h) {
-                Some(h) => host = h,
-                None => return usage_note(&format!("unknown host {h:?}")),
+                None => {
+                    note = Some(format!(
+                        "fable-hook: unknown host {h:?}; using the claude output form \
+                         (hosts: claude, codex, gemini, cursor)\n"
+                    ))
+                }
             }
         } else if a == "--help" || a == "-h" {
             println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
@@ -295,8 +303,9 @@ fn run(args: Vec<OsString>) -> i32 {
         let _ = so.write_all(out.stdout.as_bytes());
         let _ = so.flush();
     }
-    if !out.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    let stderr = note.unwrap_or_default() + &out.stderr;
+    if !stderr.is_empty() {
+        let _ = std::io::stderr().write_all(stderr.as_bytes());
     }
     out.code
 }
