@@ -1129,3 +1129,63 @@ fn state_command_reports_json() {
     assert_eq!(code(&o), 1);
     assert!(stderr(&o).contains("fable init"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// End to end: the commands `fable install` wires run the evaluator from the snapshot.
+
+fn wired_command(settings: &Value, event: &str) -> String {
+    settings["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|h| h["command"].as_str().map(str::to_owned))
+        .find(|c| c.contains("fable-hook"))
+        .unwrap_or_else(|| panic!("no fable-hook command for {event}: {settings}"))
+}
+
+#[test]
+fn installed_default_wiring_runs_the_evaluator() {
+    let p = Proj::new();
+    let out = p.env.fable().arg("install").output().unwrap();
+    assert!(out.status.success(), "install: {}", stderr(&out));
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(p.env.claude_settings()).unwrap()).unwrap();
+    let run = |event: &str, payload: Value| {
+        let cmd = wired_command(&settings, event);
+        // The host runs the registered command through a shell, in the project.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&cmd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &p.env.home)
+            .env("FABLE_HOME", &p.env.fable_home)
+            .current_dir(&p.root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    let o = run("PreToolUse", delegation(&p.cwd()));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("BLOCKED large delegation"));
+    let o = run("PostToolUse", p.write_payload());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(p.state()["mutationGeneration"], 1);
+    let o = run("Stop", p.stop_payload(false));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let o = run("SessionStart", json!({"cwd": p.root, "source": "startup"}));
+    assert_eq!(code(&o), 0);
+    assert!(stdout_json(&o)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("mutation generation 1"));
+}
