@@ -24,6 +24,8 @@
 //! - Cursor's `stop` hook cannot block: its blocking form is `followup_message` with exit 0.
 //! - `fable phase complete` is refused while Stop would still block for verification or cards.
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod debt;
 pub mod discovery;

@@ -10,6 +10,8 @@ use crate::ledger::Ledger;
 use crate::lock::Lock;
 use crate::state::{now_rfc3339, workspace_id, LastDecision, State, MAX_STATE_BYTES};
 
+/// Age after which a state temp file is considered abandoned.
+pub const ABANDONED_TEMP: Duration = Duration::from_secs(60);
 /// Largest ledger read (bytes).
 pub const MAX_LEDGER_BYTES: u64 = 4 << 20;
 
@@ -123,6 +125,35 @@ impl Project {
             .map(|b| Ledger::parse(&String::from_utf8_lossy(&b))))
     }
 
+    /// Removes `.state.json.tmp-*` files (regular files only) older than [`ABANDONED_TEMP`]:
+    /// left by a writer that died between creating and renaming its temp file. Called under the
+    /// lock, so no live writer's temp file can be that old.
+    fn sweep_abandoned_temp_files(&self) {
+        let Ok(rd) = std::fs::read_dir(&self.fable_dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".state.json.tmp-")
+            {
+                continue;
+            }
+            let Ok(md) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            let old = md
+                .modified()
+                .ok()
+                .and_then(|m| std::time::SystemTime::now().duration_since(m).ok())
+                .is_some_and(|age| age > ABANDONED_TEMP);
+            if md.file_type().is_file() && old {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+
     /// Runs one state transaction: takes the lock (bounded wait), reads and validates the state,
     /// folds the current snapshot of mutation debt into `mutationGeneration`, applies `change`,
     /// bumps `stateRevision`, records `lastDecision`, writes atomically, then deletes exactly the
@@ -135,6 +166,7 @@ impl Project {
     ) -> Result<(T, Committed)> {
         self.check_safe()?;
         let lock = Lock::acquire(&self.lock_path(), cfg.lock_wait)?;
+        self.sweep_abandoned_temp_files();
         let mut state = self.read_state()?;
         let snap = debt::snapshot(&self.fable_dir, &self.workspace_id)?;
         let folded = snap.foldable.len();
@@ -207,6 +239,25 @@ mod tests {
                 .outstanding(),
             0
         );
+    }
+
+    #[test]
+    fn abandoned_temp_files_are_swept_fresh_ones_kept() {
+        let (_t, p, cfg) = project();
+        let old = p.fable_dir.join(".state.json.tmp-1-2-3");
+        let fresh = p.fable_dir.join(".state.json.tmp-4-5-6");
+        std::fs::write(&old, "x").unwrap();
+        std::fs::write(&fresh, "x").unwrap();
+        let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        p.transact(&cfg, "test", |_| Ok(((), "x".into()))).unwrap();
+        assert!(!old.exists());
+        assert!(fresh.exists());
     }
 
     #[test]
