@@ -173,7 +173,27 @@ pub struct State {
     pub evidence: Vec<Evidence>,
     /// When the state last changed (RFC 3339, UTC).
     pub updated_at: String,
+    /// Fields this version does not know, kept as they were (a newer writer's additions).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
+
+/// The fields of schema 3 (and the schema-1/2 names they replace).
+const KNOWN_FIELDS: &[&str] = &[
+    "schemaVersion",
+    "stateRevision",
+    "workspaceId",
+    "phase",
+    "currentSkill",
+    "failureStreak",
+    "substantial",
+    "mutationGeneration",
+    "verifiedGeneration",
+    "activeCard",
+    "lastDecision",
+    "evidence",
+    "updatedAt",
+];
 
 /// The workspace id of a (canonical) project root: first 24 hex of sha256 of its path bytes.
 pub fn workspace_id(root: &Path) -> String {
@@ -203,6 +223,7 @@ impl State {
             last_decision: None,
             evidence: Vec::new(),
             updated_at: now_rfc3339(),
+            extra: Map::new(),
         }
     }
 
@@ -326,6 +347,11 @@ impl State {
             last_decision,
             evidence,
             updated_at: opt_string("updatedAt")?.unwrap_or_default(),
+            extra: m
+                .iter()
+                .filter(|(k, _)| !KNOWN_FIELDS.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         })
     }
 
@@ -508,6 +534,20 @@ mod tests {
         s.push_evidence(ev("pass", "test", "12 passed, 0 failed", 0));
         let b = s.to_bytes();
         assert_eq!(State::parse(&b, "aaaaaaaaaaaaaaaaaaaaaaaa", p).unwrap(), s);
+        let mut with_extra: Value = serde_json::from_slice(&b).unwrap();
+        with_extra["futureField"] = json!({"k": [1, 2]});
+        let parsed = State::parse(
+            with_extra.to_string().as_bytes(),
+            "aaaaaaaaaaaaaaaaaaaaaaaa",
+            p,
+        )
+        .unwrap();
+        let again: Value = serde_json::from_slice(&parsed.to_bytes()).unwrap();
+        assert_eq!(
+            again["futureField"],
+            json!({"k": [1, 2]}),
+            "unknown fields are kept"
+        );
         let e = State::parse(&b, "bbbbbbbbbbbbbbbbbbbbbbbb", p).unwrap_err();
         assert!(e.to_string().contains("another workspace"), "{e}");
         assert!(State::parse(b"[]", "a", p).is_err());
