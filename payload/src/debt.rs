@@ -184,6 +184,31 @@ mod tests {
     }
 
     #[test]
+    fn unfinished_tokens_are_debt_and_abandoned_ones_are_folded() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path();
+        std::fs::create_dir(dir(f)).unwrap();
+        let fresh = dir(f).join(".tmp-1-2-3.token");
+        std::fs::write(&fresh, "").unwrap();
+        let s = snapshot(f, ID).unwrap();
+        assert_eq!(
+            (s.foldable.len(), s.in_progress, s.outstanding()),
+            (0, 1, 1)
+        );
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&fresh)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let s = snapshot(f, ID).unwrap();
+        assert_eq!((s.foldable.len(), s.in_progress), (1, 0));
+        std::fs::write(dir(f).join(".tmp-junk"), "").unwrap();
+        assert!(matches!(snapshot(f, ID), Err(Error::Debt { .. })));
+    }
+
+    #[test]
     fn symlinked_debt_dir_is_refused() {
         let t = tempfile::tempdir().unwrap();
         let elsewhere = t.path().join("elsewhere");
