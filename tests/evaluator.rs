@@ -1189,3 +1189,62 @@ fn installed_default_wiring_runs_the_evaluator() {
         .unwrap()
         .contains("mutation generation 1"));
 }
+
+#[test]
+fn writes_to_lifecycle_state_are_blocked_but_the_ledger_stays_editable() {
+    let p = Proj::new();
+    let root = p.cwd();
+    let write =
+        |tool: &str, input: Value| json!({"cwd": root, "tool_name": tool, "tool_input": input});
+    for (tool, input) in [
+        (
+            "Write",
+            json!({"file_path": format!("{root}/.fable/state.json"), "content": "{}"}),
+        ),
+        (
+            "Edit",
+            json!({"file_path": ".fable/state.json", "old_string": "1", "new_string": "2"}),
+        ),
+        (
+            "write_file",
+            json!({"path": format!("{root}/.fable/pending-mutations/1-2-3.token")}),
+        ),
+        (
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Delete File: .fable/state.lock\n*** End Patch"}),
+        ),
+    ] {
+        let o = p.hook("pre-tool-use", write(tool, input.clone()));
+        assert_eq!(code(&o), 2, "{tool} {input}");
+        assert!(
+            stderr(&o).contains("BLOCKED write to lifecycle state"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = p.hook_host(
+        "preToolUse",
+        "cursor",
+        json!({"workspace_roots": [root], "tool_name": "Write",
+               "tool_input": {"file_path": format!("{root}/.fable/state.json")}}),
+    );
+    assert_eq!(stdout_json(&o)["permission"], "deny");
+    // Allowed: the ledger, lifecycle-looking paths outside this project's .fable/, reads.
+    let fixture = format!("{root}/tests/fixtures/.fable/state.json");
+    let outside = p.env.root().join("other/.fable/state.json");
+    for (tool, input) in [
+        (
+            "Write",
+            json!({"file_path": format!("{root}/.fable/LEDGER.md"), "content": "- [ ] x\n"}),
+        ),
+        ("Write", json!({"file_path": fixture})),
+        ("Write", json!({"file_path": outside})),
+        (
+            "Read",
+            json!({"file_path": format!("{root}/.fable/state.json")}),
+        ),
+    ] {
+        let o = p.hook("pre-tool-use", write(tool, input.clone()));
+        assert_eq!(code(&o), 0, "{tool} {input}: {}", stderr(&o));
+    }
+}

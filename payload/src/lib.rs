@@ -165,8 +165,14 @@ pub fn evaluate(req: &Request<'_>) -> Outcome {
 
 fn decide(req: &Request<'_>, input: &Input) -> Verdict {
     // Fast paths that need no discovery at all.
+    let protected = match req.event {
+        Event::PreToolUse => events::pre_tool_use::protected_target(input),
+        _ => None,
+    };
     match req.event {
-        Event::PreToolUse if !events::pre_tool_use::needs_project(input, req.config) => {
+        Event::PreToolUse
+            if protected.is_none() && !events::pre_tool_use::needs_project(input, req.config) =>
+        {
             return Verdict::Allow
         }
         Event::PostToolUse if !events::post_tool_use::relevant(input) => return Verdict::Allow,
@@ -201,6 +207,14 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
         Found::Project { root } => root,
     };
     let project = project::Project::new(&root);
+    if let Some(target) = &protected {
+        if events::pre_tool_use::targets_project_state(&project, &start, target) {
+            return events::pre_tool_use::protected_write(target);
+        }
+        if !events::pre_tool_use::needs_project(input, req.config) {
+            return Verdict::Allow;
+        }
+    }
     match req.event {
         Event::SessionStart => events::session_start::run(&project),
         Event::PreToolUse => events::pre_tool_use::run(&project, req.config),

@@ -156,6 +156,10 @@ fn seeds(p: &str) -> Vec<Value> {
                "tool_input": {"file_path": "a.txt"}, "tool_response": {"llmContent": "Wrote", "returnDisplay": "Wrote"}}),
         json!({"cwd": p, "hook_event_name": "PostToolUse", "tool_name": "Bash",
                "tool_response": {"stdout": "ok", "stderr": "", "interrupted": false}}),
+        json!({"cwd": p, "hook_event_name": "PreToolUse", "tool_name": "Write",
+               "tool_input": {"file_path": format!("{p}/.fable/state.json"), "content": "{}"}}),
+        json!({"cwd": p, "tool_name": "apply_patch",
+               "tool_input": {"input": "*** Begin Patch\n*** Delete File: .fable/pending-mutations/1-2-3.token\n*** End Patch"}}),
         json!({}),
     ]
 }

@@ -5,8 +5,15 @@
 //! (`prompt`, `script`, `description`, `task`, `instructions`) total at least
 //! `FABLE_SPAWN_MIN_CHARS` characters (default 1500) is blocked when the project's ledger has no
 //! open card and is not paused. Forks (`subagent_type` / `agentType` / `agent_type` / `mode`
-//! containing "fork") and small delegations are exempt. Everything else is allowed without
-//! touching the filesystem.
+//! containing "fork") and small delegations are exempt.
+//!
+//! Lifecycle state is changed only by fable's transactions: a write tool (the PostToolUse
+//! allowlist) whose target is `.fable/state.json`, `.fable/state.lock` or anything under
+//! `.fable/pending-mutations/` is blocked (seed 000: "do not delete the debt directory to unblock
+//! completion"); the agent uses `fable evidence`, `fable phase` and `fable state --sync`
+//! instead. `LEDGER.md` stays editable. Targets are read from `file_path` / `path` /
+//! `notebook_path` / `filePath` / `target_file` / `absolute_path` and from apply_patch file
+//! headers. Everything else is allowed without touching the filesystem.
 
 use serde_json::Value;
 
@@ -61,7 +68,90 @@ pub fn payload_len(tool_input: &Value) -> usize {
     }
 }
 
-/// Whether this call could be blocked (so the project must be looked at).
+const PATH_FIELDS: &[&str] = &[
+    "file_path",
+    "path",
+    "notebook_path",
+    "filePath",
+    "target_file",
+    "absolute_path",
+];
+const PATCH_HEADERS: &[&str] = &[
+    "*** Add File:",
+    "*** Update File:",
+    "*** Delete File:",
+    "*** Move to:",
+];
+
+/// Whether `path` names fable-owned lifecycle state (not the ledger).
+pub fn is_protected_path(path: &str) -> bool {
+    let p = path.trim().trim_end_matches('/');
+    let rel = match p.rfind(".fable/") {
+        Some(i) if i == 0 || p[..i].ends_with('/') => &p[i + ".fable/".len()..],
+        _ => return false,
+    };
+    rel == "state.json"
+        || rel == "state.lock"
+        || rel == "pending-mutations"
+        || rel.starts_with("pending-mutations/")
+}
+
+/// The first protected target of a write tool call, if any.
+pub fn protected_target(input: &Input) -> Option<String> {
+    if !crate::events::post_tool_use::is_write(input) {
+        return None;
+    }
+    let ti = &input.tool_input;
+    for k in PATH_FIELDS {
+        if let Some(p) = ti.get(k).and_then(Value::as_str) {
+            if is_protected_path(p) {
+                return Some(p.to_owned());
+            }
+        }
+    }
+    let patch = ti
+        .get("input")
+        .or_else(|| ti.get("patch"))
+        .and_then(Value::as_str)?;
+    patch.lines().find_map(|l| {
+        let l = l.trim();
+        let target = PATCH_HEADERS.iter().find_map(|h| l.strip_prefix(h))?.trim();
+        is_protected_path(target).then(|| target.to_owned())
+    })
+}
+
+/// Whether `target` (relative paths are relative to `start`) lies in `project`'s own
+/// `.fable/` directory: the `.fable` prefix of the path must resolve to it. Lifecycle-looking
+/// paths elsewhere (fixtures, other checkouts) are not guarded.
+pub fn targets_project_state(project: &Project, start: &std::path::Path, target: &str) -> bool {
+    let t = std::path::Path::new(target.trim());
+    let full = if t.is_absolute() {
+        t.to_path_buf()
+    } else {
+        start.join(t)
+    };
+    let mut prefix = std::path::PathBuf::new();
+    for c in full.components() {
+        prefix.push(c);
+        if c.as_os_str() == ".fable" {
+            break;
+        }
+    }
+    prefix.ends_with(".fable")
+        && std::fs::canonicalize(&prefix).is_ok_and(|p| p == project.fable_dir)
+}
+
+/// The verdict for a write to protected lifecycle state.
+pub fn protected_write(target: &str) -> Verdict {
+    Verdict::Block(format!(
+        "[fable] BLOCKED write to lifecycle state: {target} is changed only by fable's \
+         transactions. Record verification with `fable evidence pass|fail KIND SOURCE DETAIL`, \
+         set the phase with `fable phase PHASE`, fold pending mutations with \
+         `fable state --sync`; edit .fable/LEDGER.md for cards."
+    ))
+}
+
+/// Whether a delegation could be blocked (so the project must be looked at).
 pub fn needs_project(input: &Input, cfg: &Config) -> bool {
     is_delegation(input)
         && !is_fork(&input.tool_input)
@@ -110,4 +200,30 @@ pub fn run(project: &Project, cfg: &Config) -> Verdict {
         &skill,
         cfg,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected_paths() {
+        for p in [
+            "/p/.fable/state.json",
+            ".fable/state.lock",
+            "/p/.fable/pending-mutations",
+            "/p/.fable/pending-mutations/",
+            "/p/.fable/pending-mutations/1-2-3.token",
+        ] {
+            assert!(is_protected_path(p), "{p}");
+        }
+        for p in [
+            "/p/.fable/LEDGER.md",
+            "/p/x.fable/state.json",
+            "/p/.fable/state.json.bak",
+            "/p/state.json",
+        ] {
+            assert!(!is_protected_path(p), "{p}");
+        }
+    }
 }
