@@ -1021,3 +1021,32 @@ fn unreadable_journal_is_removed_once_everything_converged() {
     fix_converges(&env, &src, "journal.interrupted");
     assert!(!journal.exists());
 }
+
+#[test]
+fn doctor_without_fix_writes_nothing_and_fix_on_a_healthy_install_writes_nothing() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let before = crate::util::tree_listing(&env.root());
+    let (code, report) = doctor(&env, &["--fix"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(!findings(&report).iter().any(|f| f["fixed"] == true));
+    assert_eq!(crate::util::tree_listing(&env.root()), before);
+
+    // A broken install: the plain doctor (probes included) still changes nothing.
+    let mut v = settings(&env);
+    v["hooks"].as_object_mut().unwrap().shift_remove("Stop");
+    set_settings(&env, &v);
+    write(
+        &src.join("hooks/x.sh"),
+        "cat >/dev/null\necho '{\"v\": 3}'\n",
+    );
+    let key = key_of(&env, &src);
+    let gen = current_gen(&env, &key);
+    make_tree_writable(&gen);
+    std::fs::remove_dir_all(&gen).unwrap();
+    let before = crate::util::tree_listing(&env.root());
+    let (code, _) = doctor(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(crate::util::tree_listing(&env.root()), before);
+}
