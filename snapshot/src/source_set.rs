@@ -192,17 +192,21 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
             {
                 continue;
             }
+            // Only links need resolving (canonicalising every file costs more than hashing a
+            // warm tree): a link, to a file or a directory, must stay inside the source.
+            if entry.path_is_symlink() {
+                let resolved = path.canonicalize().at(path)?;
+                if !resolved.starts_with(&real_root) {
+                    return Err(Error::SymlinkEscapes {
+                        path: path.to_path_buf(),
+                        target: resolved,
+                    });
+                }
+            }
             if is_dir {
                 continue;
             }
-            let resolved = path.canonicalize().at(path)?;
-            if !resolved.starts_with(&real_root) {
-                return Err(Error::SymlinkEscapes {
-                    path: path.to_path_buf(),
-                    target: resolved,
-                });
-            }
-            let md = std::fs::metadata(&resolved).at(&resolved)?;
+            let md = std::fs::metadata(path).at(path)?;
             if !md.is_file() {
                 continue;
             }
@@ -210,7 +214,7 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
             let rel = rel_path.to_string_lossy().replace('\\', "/");
             out.push(SourceFile {
                 rel,
-                content: Content::Path(resolved),
+                content: Content::Path(path.to_path_buf()),
                 executable: md.permissions().mode() & 0o111 != 0,
             });
         }
@@ -300,6 +304,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("bad.sh") && err.contains("outside"), "{err}");
+    }
+
+    #[test]
+    fn symlinked_directory_outside_is_refused_inside_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("src");
+        touch(&r.join("hooks/hooks.json"), "{}");
+        touch(&r.join("shared/lib/a.sh"), "echo");
+        std::os::unix::fs::symlink("../shared/lib", r.join("hooks/lib")).unwrap();
+        let files = source_paths(&r, &SourceConfig::default()).unwrap();
+        assert_eq!(rels(&files), ["hooks/hooks.json", "hooks/lib/a.sh"]);
+        touch(&d.path().join("elsewhere/b.sh"), "echo");
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), r.join("hooks/ext")).unwrap();
+        let err = source_paths(&r, &SourceConfig::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("hooks/ext"), "{err}");
     }
 
     #[test]
