@@ -8,3 +8,4 @@ mod evaluator;
 mod git_hooks;
 mod hosts;
 mod install;
+mod nudge;

@@ -159,8 +159,22 @@ pub struct Request<'a> {
 /// except where seed 000 requires a block (unsafe state and mutation debt on Stop).
 pub fn evaluate(req: &Request<'_>) -> Outcome {
     let input = normalize::normalize(req.payload);
-    let verdict = decide(req, &input);
+    let mut verdict = decide(req, &input);
+    if req.event == Event::SessionStart {
+        verdict = with_nudge(verdict, fable_snapshot::staleness::nudge());
+    }
     output::render(&verdict, req.event, req.host)
+}
+
+/// Adds the hook-snapshot staleness nudge (one line, when this evaluator's own source changed
+/// since its last sync) to SessionStart's context, whether or not the project opted in.
+fn with_nudge(verdict: Verdict, nudge: Option<String>) -> Verdict {
+    let Some(line) = nudge else { return verdict };
+    match verdict {
+        Verdict::Allow => Verdict::Context(line),
+        Verdict::Context(c) => Verdict::Context(format!("{c}\n{line}")),
+        other => other,
+    }
 }
 
 fn decide(req: &Request<'_>, input: &Input) -> Verdict {
