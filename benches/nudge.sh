@@ -43,3 +43,33 @@ echo "== one file added since the sync (directory changed: full check, lists the
 echo "# new" >"$tmp/src/hooks/lib/d07/new.py"
 "$bin" check "$exe" 50
 
+
+echo "== fable-hook session-start end to end (release fable as the source's evaluator, $n files)"
+cargo build --release --quiet --bin fable
+fable=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)/fable
+home="$tmp/home"
+mkdir -p "$home" "$tmp/ev/hooks/lib" "$tmp/ev/bin" "$tmp/project"
+i=0
+while [ $i -lt "$n" ]; do
+	echo "# $i" >"$tmp/ev/hooks/lib/m$i.py"
+	i=$((i + 1))
+done
+cp "$fable" "$tmp/ev/bin/fable-hook"
+printf 'include = ["bin"]\n' >"$tmp/ev/fable.toml"
+cat >"$tmp/ev/hooks/hooks.json" <<'JSON'
+{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "\"${FABLE_ROOT}/bin/fable-hook\" session-start --host ${FABLE_HOST}"}]}]}}
+JSON
+HOME="$home" FABLE_HOME="$home/.fable" "$fable" install "$tmp/ev" >/dev/null
+hook=$(readlink -f "$home/.fable/sources"/*/current)/bin/fable-hook
+payload="{\"hook_event_name\":\"SessionStart\",\"cwd\":\"$tmp/project\"}"
+for state in current stale; do
+	if [ "$state" = stale ]; then echo "# edit" >>"$tmp/ev/hooks/lib/m7.py"; fi
+	start=$(date +%s%N)
+	i=0
+	while [ $i -lt 50 ]; do
+		echo "$payload" | "$hook" session-start --host claude >"$tmp/out"
+		i=$((i + 1))
+	done
+	end=$(date +%s%N)
+	echo "source $state: mean wall per fable-hook session-start: $(((end - start) / 50000)) us; output: $(head -c 120 "$tmp/out")"
+done
