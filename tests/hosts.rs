@@ -118,7 +118,7 @@ fn one_install_converges_five_profiles_of_four_hosts() {
     );
     assert_eq!(
         codex["hooks"]["PreToolUse"][1],
-        json!({"matcher": "Bash", "hooks": [{"type": "command", "command": cmd(&f, "codex"), "timeout": 7}]})
+        json!({"matcher": "shell", "hooks": [{"type": "command", "command": cmd(&f, "codex"), "timeout": 7}]})
     );
     assert!(
         codex["hooks"].get("PostToolUseFailure").is_none(),
@@ -133,6 +133,10 @@ fn one_install_converges_five_profiles_of_four_hosts() {
     assert_eq!(gemini["theme"], "dark");
     let before_tool = gemini["hooks"]["BeforeTool"].as_array().unwrap();
     assert_eq!(before_tool[0]["hooks"][0]["command"], "user-gemini");
+    assert_eq!(
+        before_tool[1]["matcher"], "run_shell_command",
+        "Claude's Bash is Gemini's run_shell_command"
+    );
     let ours = &before_tool[1]["hooks"][0];
     assert_eq!(ours["command"], cmd(&f, "gemini"));
     assert_eq!(ours["timeout"], 7000, "Gemini timeouts are milliseconds");
@@ -257,7 +261,7 @@ fn fable_toml_overrides_per_host() {
     let f = five();
     write(
         &f.src.join("fable.toml"),
-        "[hosts.cursor]\nenabled = false\n\n[hosts.gemini.events]\nPostToolUseFailure = \"AfterTool\"\nStop = \"\"\n",
+        "[hosts.cursor]\nenabled = false\n\n[hosts.gemini.events]\nPostToolUseFailure = \"AfterTool\"\nStop = \"\"\n\n[hosts.codex.matchers]\nBash = \"shell|exec_command\"\n",
     );
     let out = f.env.json([
         Path::new("install").as_os_str(),
@@ -278,6 +282,10 @@ fn fable_toml_overrides_per_host() {
     assert!(
         gemini["hooks"].get("AfterAgent").is_none(),
         "Stop skipped for gemini: {gemini}"
+    );
+    assert_eq!(
+        read(&f.codex)["hooks"]["PreToolUse"][1]["matcher"],
+        "shell|exec_command"
     );
     let gem = out["profiles"]
         .as_array()
@@ -368,4 +376,97 @@ fn profile_list_shows_host_path_and_state_and_add_works_for_every_host() {
             .len(),
         5
     );
+}
+
+/// Compares a host file with `tests/golden/<name>` (with `$FABLE_HOME` for the fable home);
+/// `FABLE_UPDATE_GOLDEN=1` rewrites the golden file instead.
+fn golden(env: &TestEnv, file: &Path, name: &str) {
+    let got = std::fs::read_to_string(file)
+        .unwrap()
+        .replace(&env.fable_home.display().to_string(), "$FABLE_HOME");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("FABLE_UPDATE_GOLDEN").is_some() {
+        write(&path, &got);
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        got, want,
+        "{name} differs from its golden file (FABLE_UPDATE_GOLDEN=1 rewrites it)"
+    );
+}
+
+fn fresh_four_hosts() -> TestEnv {
+    let env = TestEnv::new();
+    for d in [".codex", ".gemini", ".cursor"] {
+        std::fs::create_dir_all(env.home.join(d)).unwrap();
+    }
+    env
+}
+
+#[test]
+fn golden_files_of_every_host_for_the_default_source() {
+    let env = fresh_four_hosts();
+    env.ok(["install"]);
+    golden(&env, &env.claude_settings(), "default/claude-settings.json");
+    golden(
+        &env,
+        &env.home.join(".codex/hooks.json"),
+        "default/codex-hooks.json",
+    );
+    golden(
+        &env,
+        &env.home.join(".gemini/settings.json"),
+        "default/gemini-settings.json",
+    );
+    golden(
+        &env,
+        &env.home.join(".cursor/hooks.json"),
+        "default/cursor-hooks.json",
+    );
+}
+
+#[test]
+fn golden_files_of_every_host_for_a_plugin_source() {
+    let env = fresh_four_hosts();
+    // A fixed path keeps the source's key (and so the golden text) stable across runs.
+    let src = env.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/guard.sh"), "exit 0\n");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let key = env
+        .fable_home
+        .join("sources")
+        .read_dir()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let key = key.to_string_lossy().into_owned();
+    for (file, name) in [
+        (env.claude_settings(), "plugin/claude-settings.json"),
+        (
+            env.home.join(".codex/hooks.json"),
+            "plugin/codex-hooks.json",
+        ),
+        (
+            env.home.join(".gemini/settings.json"),
+            "plugin/gemini-settings.json",
+        ),
+        (
+            env.home.join(".cursor/hooks.json"),
+            "plugin/cursor-hooks.json",
+        ),
+    ] {
+        // The key embeds a hash of the temp path: normalise it like FABLE_HOME.
+        let text = std::fs::read_to_string(&file)
+            .unwrap()
+            .replace(&key, "plugin-KEY");
+        let normalised = env.root().join("normalised.json");
+        write(&normalised, &text);
+        golden(&env, &normalised, name);
+    }
 }

@@ -55,6 +55,13 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
         };
         let mut out = Vec::new();
         for g in groups {
+            let matcher =
+                g.matcher
+                    .as_deref()
+                    .map(|m| match overrides.and_then(|o| o.matchers.get(m)) {
+                        Some(o) => o.clone(),
+                        None => host.translate_matcher(m),
+                    });
             let entries = g
                 .hooks
                 .iter()
@@ -63,13 +70,13 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                     host.render_entry(
                         h,
                         registered_command(&h.command, stable_root, host),
-                        g.matcher.as_deref(),
+                        matcher.as_deref(),
                         &format!("fable-{key}-{index}"),
                     )
                 })
                 .collect();
             out.push(DesiredGroup {
-                matcher: g.matcher.clone(),
+                matcher: matcher.clone(),
                 entries,
             });
         }

@@ -70,6 +70,9 @@ pub struct HostOverride {
     pub enabled: Option<bool>,
     /// Canonical event -> the host's event name; an empty name skips the event for this host.
     pub events: BTreeMap<String, String>,
+    /// Manifest matcher -> the matcher to register for this host (overrides the built-in
+    /// translation of Claude Code tool names).
+    pub matchers: BTreeMap<String, String>,
 }
 
 impl SourceConfig {

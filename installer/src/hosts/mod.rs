@@ -114,6 +114,59 @@ impl Host {
         map.iter().find(|(c, _)| *c == canonical).map(|(_, h)| *h)
     }
 
+    /// Translates a Claude Code matcher (a tool name, or `A|B` alternatives) into this host's
+    /// tool names, so that `"Bash"` still fires on Gemini's `run_shell_command`. Anything that
+    /// is not a plain alternation of names (a regex, `*`, empty) is kept as written.
+    pub fn translate_matcher(self, matcher: &str) -> String {
+        let plain = !matcher.is_empty()
+            && matcher
+                .split('|')
+                .all(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        if !plain {
+            return matcher.to_string();
+        }
+        let map: &[(&str, &[&str])] = match self {
+            Host::Claude | Host::Cursor => return matcher.to_string(),
+            Host::Codex => &[
+                ("Bash", &["shell"]),
+                ("Write", &["apply_patch"]),
+                ("Edit", &["apply_patch"]),
+                ("MultiEdit", &["apply_patch"]),
+            ],
+            Host::Gemini => &[
+                ("Bash", &["run_shell_command"]),
+                ("Write", &["write_file"]),
+                ("Edit", &["replace"]),
+                ("MultiEdit", &["replace"]),
+                ("Read", &["read_file", "read_many_files"]),
+                ("Glob", &["glob"]),
+                ("Grep", &["search_file_content"]),
+                ("LS", &["list_directory"]),
+                ("WebFetch", &["web_fetch"]),
+                ("WebSearch", &["google_web_search"]),
+            ],
+        };
+        let mut out: Vec<&str> = Vec::new();
+        for token in matcher.split('|') {
+            let names = map
+                .iter()
+                .find(|(c, _)| *c == token)
+                .map(|(_, h)| *h)
+                .unwrap_or(&[]);
+            let names: Vec<&str> = if names.is_empty() {
+                vec![token]
+            } else {
+                names.to_vec()
+            };
+            for n in names {
+                if !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        }
+        out.join("|")
+    }
+
     /// Top-level fields the host requires, added when absent (never changed when present).
     pub fn required_fields(self) -> Vec<(&'static str, Value)> {
         match self {
@@ -168,5 +221,28 @@ impl Host {
 impl std::fmt::Display for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matchers_follow_each_hosts_tool_names() {
+        assert_eq!(Host::Gemini.translate_matcher("Bash"), "run_shell_command");
+        assert_eq!(
+            Host::Gemini.translate_matcher("Edit|Write|MultiEdit"),
+            "replace|write_file"
+        );
+        assert_eq!(Host::Codex.translate_matcher("Write|Edit"), "apply_patch");
+        assert_eq!(Host::Codex.translate_matcher("mcp__x"), "mcp__x");
+        assert_eq!(
+            Host::Gemini.translate_matcher("Bash.*"),
+            "Bash.*",
+            "regexes are kept"
+        );
+        assert_eq!(Host::Claude.translate_matcher("Bash"), "Bash");
+        assert_eq!(Host::Gemini.translate_matcher(""), "");
     }
 }

@@ -164,14 +164,6 @@ pub fn plan(
         Some(_) => return Err(invalid("\"hooks\" is not an object; fix it by hand".into())),
     };
     let mut edits = Vec::new();
-    for (key, value) in &desired.required {
-        if !root.contains_key(key) {
-            edits.push(Edit::InsertField {
-                key: key.clone(),
-                value: value.clone(),
-            });
-        }
-    }
     let mut new_hooks: Vec<(String, Vec<Value>)> = Vec::new();
     let mut removed_events = 0usize;
     let mut event_names: Vec<&str> = desired.events.iter().map(|(e, _)| e.as_str()).collect();
@@ -246,6 +238,15 @@ pub fn plan(
             for (event, items) in new_hooks.into_iter().rev() {
                 edits.push(Edit::InsertEvent { event, items });
             }
+        }
+    }
+    // Required fields last: each is inserted first in the document, above `hooks`.
+    for (key, value) in &desired.required {
+        if !root.contains_key(key) {
+            edits.push(Edit::InsertField {
+                key: key.clone(),
+                value: value.clone(),
+            });
         }
     }
     Ok(edits)
