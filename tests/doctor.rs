@@ -1050,3 +1050,24 @@ fn doctor_without_fix_writes_nothing_and_fix_on_a_healthy_install_writes_nothing
     assert_eq!(code, 1);
     assert_eq!(crate::util::tree_listing(&env.root()), before);
 }
+
+#[test]
+fn doctor_says_codex_asks_to_trust_fable_entries() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert!(!findings(&report)
+        .iter()
+        .any(|f| f["id"] == "profile.codex_trust"));
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    install(&env, &src);
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 0, "{report:#}");
+    let trust: Vec<_> = findings(&report)
+        .into_iter()
+        .filter(|f| f["id"] == "profile.codex_trust")
+        .collect();
+    assert_eq!(trust.len(), 1, "{report:#}");
+    assert!(trust[0]["message"].as_str().unwrap().contains("trust"));
+    assert!(trust[0]["subject"].as_str().unwrap().contains(".codex"));
+}

@@ -749,6 +749,7 @@ pub fn check_profiles(
             format!("parses; {} wired entr(y/ies)", parsed.entries.len()),
         ));
         out.extend(check_switches(&parsed, &subject));
+        out.extend(check_codex_trust(home, &parsed, &subject));
         out.extend(check_entries(home, &parsed, sources, &mut legacy_roots));
     }
     for (root, profile) in legacy_roots {
@@ -767,6 +768,33 @@ pub fn check_profiles(
         );
     }
     (out, parseable)
+}
+
+/// Codex trusts a hook by a hash of its definition and silently skips one it has not
+/// trusted: say so wherever fable's entries are wired into Codex.
+fn check_codex_trust(home: &FableHome, parsed: &ParsedProfile, subject: &str) -> Option<Finding> {
+    if parsed.profile.host != Host::Codex {
+        return None;
+    }
+    let ours = parsed
+        .entries
+        .iter()
+        .filter(|e| {
+            e.command
+                .as_deref()
+                .and_then(|c| owned_key(home, c))
+                .is_some()
+        })
+        .count();
+    (ours > 0).then(|| {
+        Finding::ok(
+            "profile.codex_trust",
+            subject,
+            format!(
+                "{ours} fable entr(y/ies): Codex runs a hook only after you trust its definition; when fable adds or changes entries here, approve them when Codex asks (command strings stay the same across source updates, so an update does not ask again)"
+            ),
+        )
+    })
 }
 
 /// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings).
