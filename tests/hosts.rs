@@ -470,3 +470,87 @@ fn golden_files_of_every_host_for_a_plugin_source() {
         golden(&env, &normalised, name);
     }
 }
+
+/// Every command string in a hook file (grouped or flat layout).
+fn all_commands(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(c)) = m.get("command") {
+                    out.push(c.clone());
+                }
+                m.values().for_each(|x| walk(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    walk(v, &mut out);
+    out
+}
+
+#[test]
+fn registered_commands_are_valid_shell() {
+    let env = TestEnv::with_home_name("a b's $home");
+    for d in [".codex", ".gemini", ".cursor"] {
+        std::fs::create_dir_all(env.home.join(d)).unwrap();
+    }
+    let src = env.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/guard.sh"), "exit 0\n");
+    env.ok(["install"]);
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let mut cmds = Vec::new();
+    for f in [
+        env.claude_settings(),
+        env.home.join(".codex/hooks.json"),
+        env.home.join(".gemini/settings.json"),
+        env.home.join(".cursor/hooks.json"),
+    ] {
+        cmds.extend(all_commands(&read(&f)));
+    }
+    assert!(cmds.len() >= 20, "{cmds:?}");
+    let script = env.root().join("commands.sh");
+    let text: String = std::iter::once("#!/bin/sh\n".to_string())
+        .chain(cmds.iter().map(|c| format!("{c}\n")))
+        .collect();
+    write(&script, &text);
+    let out = std::process::Command::new("sh")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sh -n: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Ok(out) = std::process::Command::new("shellcheck")
+        .args(["-s", "sh", "-e", "SC2016"]) // a literal `$` in a single-quoted path is intended
+        .arg(&script)
+        .output()
+    {
+        assert!(
+            out.status.success(),
+            "shellcheck:\n{}\n{text}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    // Every command runs and exits 0 (the evaluator with `{}`, the plugin's guard).
+    for c in &cmds {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(c)
+            .env("HOME", &env.home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{c}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
