@@ -92,3 +92,52 @@ fn nudge_appears_when_the_source_changes_and_disappears_after_install() {
     write(&src.join("hooks/extra.sh"), "exit 0\n");
     assert!(session_start_context(&env).contains("changed since its snapshot"));
 }
+
+#[test]
+fn a_fifo_swapped_into_the_source_does_not_hang_session_start() {
+    let env = TestEnv::new();
+    let src = evaluator_source(&env);
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let notes = src.join("hooks/notes.txt");
+    std::fs::remove_file(&notes).unwrap();
+    let c = std::ffi::CString::new(notes.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let hook = std::fs::canonicalize(env.fable_home.join("sources"))
+        .unwrap()
+        .read_dir()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("current/bin/fable-hook");
+    let mut child = Command::new(&hook)
+        .arg("session-start")
+        .env("HOME", &env.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(b"{}");
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("session-start hung on a FIFO in the source");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    // `fable status` is not fooled either: the FIFO is not part of the source set.
+    let st = env.json([
+        Path::new("status").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(st["sources"][0]["state"], "stale_but_stable", "{st}");
+}

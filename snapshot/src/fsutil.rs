@@ -113,6 +113,23 @@ pub fn create_dir_all_mode(dir: &Path, mode: u32) -> Result<()> {
         .at(dir)
 }
 
+/// Opens `path` for reading only if it is a regular file (following symlinks). Opening is
+/// non-blocking, so a FIFO or device swapped in for a source file cannot hang a hash or the
+/// evaluator's staleness check; it is refused instead.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(f)
+}
+
 /// A process-unique counter for temp names.
 pub fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -148,6 +165,19 @@ mod tests {
             fs::metadata(&target).unwrap().permissions().mode() & 0o777,
             0o640
         );
+    }
+
+    #[test]
+    fn open_regular_refuses_a_fifo_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(open_regular(&fifo).is_err());
+        let f = d.path().join("f");
+        fs::write(&f, "x").unwrap();
+        assert!(open_regular(&f).is_ok());
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub fn hash_files(
                 });
                 let sha = match cached {
                     Some(c) => c.sha256.clone(),
-                    None => hash_reader(std::fs::File::open(p).at(p)?).at(p)?,
+                    None => hash_reader(crate::fsutil::open_regular(p).at(p)?).at(p)?,
                 };
                 new_cache.0.insert(
                     key,

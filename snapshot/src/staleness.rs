@@ -141,7 +141,7 @@ fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
             (entry.executable, entry.sha256.clone())
         } else {
             use std::os::unix::fs::PermissionsExt;
-            let sha = hash_reader(std::fs::File::open(path).ok()?).ok()?;
+            let sha = hash_reader(crate::fsutil::open_regular(path).ok()?).ok()?;
             (md.permissions().mode() & 0o111 != 0, sha)
         };
         cached.push(HashedFile {
@@ -279,7 +279,7 @@ fn binary_sha(path: &Path, cached: &StatEntry) -> Option<String> {
     if md.len() != cached.size {
         return Some(format!("size-changed:{}", md.len()));
     }
-    hash_reader(std::fs::File::open(path).ok()?).ok()
+    hash_reader(crate::fsutil::open_regular(path).ok()?).ok()
 }
 
 #[cfg(test)]

@@ -152,7 +152,9 @@ impl Store {
                 }
                 match &f.content {
                     Content::Path(p) => {
-                        fs::copy(p, &target).at(&target)?;
+                        let mut from = crate::fsutil::open_regular(p).at(p)?;
+                        let mut to = fs::File::create(&target).at(&target)?;
+                        std::io::copy(&mut from, &mut to).at(&target)?;
                     }
                     Content::Bytes(b) => fs::write(&target, b).at(&target)?,
                 }
@@ -270,7 +272,7 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<HashedFile>) -> Result<(
                 // Generations never contain links; hashing the link text marks it as tampering.
                 format!("symlink:{}", fs::read_link(&path).at(&path)?.display())
             } else {
-                hash_reader(fs::File::open(&path).at(&path)?).at(&path)?
+                hash_reader(crate::fsutil::open_regular(&path).at(&path)?).at(&path)?
             };
             out.push(HashedFile {
                 rel,
