@@ -41,7 +41,13 @@ impl Ledger {
             if fenced {
                 continue;
             }
-            if s.len() >= 6 && s[..6].eq_ignore_ascii_case("paused") {
+            // Compared as bytes: the line is user text, and byte 6 may fall inside a
+            // multibyte character (`Phase–2`), where slicing the str would panic.
+            if s.as_bytes()
+                .get(..6)
+                .is_some_and(|b| b.eq_ignore_ascii_case(b"paused"))
+            {
+                // The first six bytes are ASCII, so byte 6 is a character boundary.
                 let reason =
                     s[6..].trim_matches(|c: char| c.is_whitespace() || ":：-–—".contains(c));
                 if reason.chars().count() >= 3 && l.paused.is_none() {
