@@ -396,6 +396,41 @@ fn tampered_generation_is_detected_and_resynced() {
 }
 
 #[test]
+fn tampered_generation_is_kept_when_the_resync_fails() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let key = key_of(&env, &src);
+    let gen = current_gen(&env, &key);
+    let file = gen.join("hooks/x.sh");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&file, "echo tampered; exit 0\n").unwrap();
+    // The checkout is mid-edit: the re-sync cannot succeed.
+    write(&src.join("hooks/hooks.json"), "{\"hooks\": {");
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        fixed(&report, "source.generation").is_empty(),
+        "a failed repair is not `fixed`: {report:#}"
+    );
+    assert_eq!(
+        open(&report, "source.generation", "error").len(),
+        1,
+        "{report:#}"
+    );
+    assert!(
+        gen.is_dir(),
+        "the damaged generation must not be deleted before a good copy exists"
+    );
+    assert_eq!(current_gen(&env, &key), gen);
+    // Once the checkout is whole again, --fix replaces the damaged copy.
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SCRIPT);
+}
+
+#[test]
 fn deleted_generation_is_resynced() {
     let env = TestEnv::new();
     let src = make_source(&env, "plugin");

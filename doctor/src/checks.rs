@@ -493,10 +493,10 @@ fn check_one_source(
                     out.push(match spec {
                         Some(s) => f
                             .with_fix(format!(
-                                "fable doctor --fix (deletes the damaged generation and re-syncs it with `{}`)",
+                                "fable doctor --fix (re-syncs the generation with `{}` and replaces the damaged copy)",
                                 install_command(s)
                             ))
-                            .with_action(Action::RemoveGeneration {
+                            .with_action(Action::ResyncGeneration {
                                 key: key.to_string(),
                                 hash: hash.clone(),
                             }),

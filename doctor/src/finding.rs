@@ -117,9 +117,9 @@ impl Finding {
 pub enum Action {
     /// Make `$FABLE_HOME` (or a directory under it) mode 0700.
     Chmod(PathBuf),
-    /// Delete a generation whose content no longer matches its name, so that the following
-    /// install re-syncs it from the source.
-    RemoveGeneration {
+    /// Re-sync a generation whose content no longer matches its name (the damaged copy is
+    /// replaced only once a good one is complete).
+    ResyncGeneration {
         /// The source.
         key: String,
         /// The damaged generation.

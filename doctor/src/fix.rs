@@ -72,45 +72,28 @@ pub fn apply(
         }
     }
 
-    // Damaged generations are deleted first, so that the install below re-syncs them.
-    let damaged: Vec<(&String, &String)> = actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::RemoveGeneration { key, hash } => Some((key, hash)),
-            _ => None,
-        })
-        .collect();
+    // Damaged generations are re-synced by the install below, which re-hashes the current
+    // generation and replaces a damaged one only once a good copy is complete: a failed
+    // re-sync leaves it in place (still reported), never a dangling `current`.
     let mut specs: Vec<SourceSpec> = Vec::new();
-    if !damaged.is_empty() {
-        match InstallLock::acquire(&home.lock_path(), lock_wait) {
-            Ok(_lock) => {
-                for (key, hash) in damaged {
-                    let store = home.store();
-                    let spec = store
-                        .read_record(key)
-                        .ok()
-                        .flatten()
-                        .and_then(|r| crate::checks::resync_spec(key, &r));
-                    let Some(spec) = spec else {
-                        fail(
-&mut failures,
-                            key.clone(),
-                            FixError::Other(format!(
-                                "source {key} cannot be re-synced (its checkout is gone); the damaged generation was left in place"
-                            )),
-                        );
-                        continue;
-                    };
-                    match fable_snapshot::store::remove_tree(&store.gen_dir(key, hash)) {
-                        Ok(()) => push_unique(&mut specs, spec),
-                        Err(e) => fail(&mut failures, key.clone(), e.into()),
-                    }
-                }
-            }
-            Err(e) => fail(
+    for a in &actions {
+        let Action::ResyncGeneration { key, .. } = a else {
+            continue;
+        };
+        let spec = home
+            .store()
+            .read_record(key)
+            .ok()
+            .flatten()
+            .and_then(|r| crate::checks::resync_spec(key, &r));
+        match spec {
+            Some(spec) => push_unique(&mut specs, spec),
+            None => fail(
                 &mut failures,
-                home.lock_path().display().to_string(),
-                e.into(),
+                key.clone(),
+                FixError::Other(format!(
+                    "source {key} cannot be re-synced (its checkout is gone); the damaged generation was left in place"
+                )),
             ),
         }
     }
@@ -255,7 +238,12 @@ fn converge_source(
         home.ensure()?;
         let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
         let prepared = sync::prepare(home, spec)?;
-        sync::commit(home, &prepared)?;
+        let damaged = prepared.current.as_deref() == Some(prepared.tree_hash.as_str())
+            && home
+                .store()
+                .verify_generation(&prepared.key, &prepared.tree_hash)?
+                .is_some();
+        sync::commit(home, &prepared, damaged)?;
         return Ok(());
     }
     let opts = InstallOptions {
@@ -268,6 +256,7 @@ fn converge_source(
         },
         dry_run: false,
         lock_wait,
+        verify_current: true,
     };
     install(home, &opts)?;
     Ok(())

@@ -28,6 +28,9 @@ pub struct InstallOptions {
     pub profile_dirs: Vec<PathBuf>,
     pub dry_run: bool,
     pub lock_wait: Duration,
+    /// Re-hash the current generation and re-sync it when it was tampered with (the doctor's
+    /// repair; an ordinary install trusts an existing generation, to stay fast).
+    pub verify_current: bool,
 }
 
 /// The result of an install (the `--json` document).
@@ -49,13 +52,15 @@ pub struct InstallReport {
 /// Everything an install would do, computed without writing.
 struct Plan {
     prepared: Prepared,
+    /// The current generation is damaged and must be rewritten even though its hash matches.
+    damaged: bool,
     plans: Vec<ProfilePlan>,
     git: ConvergeOutcome,
 }
 
 impl Plan {
     fn needs_sync(&self, home: &FableHome) -> bool {
-        self.prepared.needs_sync(home)
+        self.damaged || self.prepared.needs_sync(home)
     }
 
     fn git_changes(&self) -> bool {
@@ -117,8 +122,15 @@ fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
         .collect::<Result<Vec<_>>>()?;
     // Git targets recorded for this source are planned too (writes nothing).
     let git = crate::git::converge(home, &prepared.key, true)?;
+    let damaged = opts.verify_current
+        && prepared.current.as_deref() == Some(prepared.tree_hash.as_str())
+        && home
+            .store()
+            .verify_generation(&prepared.key, &prepared.tree_hash)?
+            .is_some();
     Ok(Plan {
         prepared,
+        damaged,
         plans,
         git,
     })
@@ -144,7 +156,7 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
     } else {
         None
     };
-    let synced = sync::commit(home, &planned.prepared)?;
+    let synced = sync::commit(home, &planned.prepared, planned.damaged)?;
     pause("after-source");
     for p in &planned.plans {
         write_plan(home, p)?;

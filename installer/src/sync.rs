@@ -157,9 +157,11 @@ pub struct Synced {
 }
 
 /// Writes the generation (if needed), switches `current`, and records the source.
-pub fn commit(home: &FableHome, p: &Prepared) -> Result<Synced> {
+/// With `rewrite`, the current generation is rewritten even when its name matches (it was
+/// found damaged).
+pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
     let store = home.store();
-    let switching = p.needs_sync(home);
+    let switching = rewrite || p.needs_sync(home);
     if switching || p.record_stale() {
         home.ensure()?;
     }
@@ -200,7 +202,7 @@ pub fn commit(home: &FableHome, p: &Prepared) -> Result<Synced> {
 /// Prepares and commits a checkout in one step (used by git-hook installs).
 pub fn sync_source(home: &FableHome, source: &Path) -> Result<Synced> {
     let p = prepare(home, &SourceSpec::Checkout(source.to_path_buf()))?;
-    commit(home, &p)
+    commit(home, &p, false)
 }
 
 fn now() -> u64 {

@@ -135,11 +135,11 @@ impl Store {
     /// and the directory renamed into place, so a crash never leaves a partial generation.
     pub fn write_generation(&self, key: &str, files: &[SourceFile], hash: &str) -> Result<PathBuf> {
         let dest = self.gen_dir(key, hash);
-        if dest.is_dir() {
-            if self.verify_generation(key, hash)?.is_none() {
-                return Ok(dest);
-            }
-            remove_tree(&dest)?;
+        // A damaged generation of the same name is replaced only once the new copy is
+        // complete, so a failed re-sync never leaves `current` pointing at nothing.
+        let damaged = dest.is_dir() && self.verify_generation(key, hash)?.is_some();
+        if dest.is_dir() && !damaged {
+            return Ok(dest);
         }
         let gen_root = self.source_dir(key).join("gen");
         create_dir_all_mode(&gen_root, 0o755)?;
@@ -171,7 +171,14 @@ impl Store {
                     message: format!("source changed while it was copied (hash {got}, expected {hash}); run the install again"),
                 });
             }
-            fs::rename(&tmp, &dest).at(&dest)?;
+            if damaged {
+                let aside = gen_root.join(format!(".damaged-{}-{}", std::process::id(), unique()));
+                fs::rename(&dest, &aside).at(&dest)?;
+                fs::rename(&tmp, &dest).at(&dest)?;
+                let _ = remove_tree(&aside);
+            } else {
+                fs::rename(&tmp, &dest).at(&dest)?;
+            }
             fsync_dir(&gen_root)
         })();
         if result.is_err() {

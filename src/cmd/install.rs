@@ -64,6 +64,7 @@ impl Run for InstallArgs {
             profile_dirs: self.profiles,
             dry_run: self.dry_run,
             lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            verify_current: false,
         };
         let what = match &opts.spec {
             SourceSpec::Default => "the bundled evaluator".to_string(),
