@@ -1248,3 +1248,42 @@ fn writes_to_lifecycle_state_are_blocked_but_the_ledger_stays_editable() {
         assert_eq!(code(&o), 0, "{tool} {input}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn non_normalised_paths_to_lifecycle_state_are_blocked_too() {
+    let p = Proj::new();
+    let root = p.cwd();
+    for target in [
+        format!("{root}/.fable/./state.json"),
+        format!("{root}/.fable//state.json"),
+        format!("{root}/sub/../.fable/state.json"),
+        format!("{root}//.fable/pending-mutations/./1-2-3.token"),
+        format!("{root}/.fable/pending-mutations/../state.lock"),
+        "./.fable/state.json".to_owned(),
+        "sub/../.fable/state.json".to_owned(),
+        ".fable/../.fable/state.json".to_owned(),
+    ] {
+        let o = p.hook(
+            "pre-tool-use",
+            json!({"cwd": root, "tool_name": "Write", "tool_input": {"file_path": target, "content": "{}"}}),
+        );
+        assert_eq!(code(&o), 2, "{target}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("BLOCKED write to lifecycle state"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Normalisation does not widen the guard: these name other files.
+    for target in [
+        format!("{root}/.fable/../state.json"),
+        format!("{root}/.fable/./LEDGER.md"),
+        format!("{root}/x/.fable/../.fable-not/state.json"),
+    ] {
+        let o = p.hook(
+            "pre-tool-use",
+            json!({"cwd": root, "tool_name": "Write", "tool_input": {"file_path": target}}),
+        );
+        assert_eq!(code(&o), 0, "{target}: {}", stderr(&o));
+    }
+}

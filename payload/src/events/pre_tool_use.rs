@@ -83,9 +83,42 @@ const PATCH_HEADERS: &[&str] = &[
     "*** Move to:",
 ];
 
-/// Whether `path` names fable-owned lifecycle state (not the ledger).
+/// `path` with `.` components and repeated slashes dropped and each `..` applied to the
+/// component before it, without touching the filesystem (so `P/.fable/./state.json`,
+/// `P/.fable//state.json` and `P/sub/../.fable/state.json` all read `P/.fable/state.json`).
+/// A `..` above the start of a relative path is kept; above `/` it is dropped, as the kernel
+/// does. No trailing slash.
+pub fn lexical_normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            c => parts.push(c),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else if joined.is_empty() {
+        ".".to_owned()
+    } else {
+        joined
+    }
+}
+
+/// Whether `path` names fable-owned lifecycle state (not the ledger), after
+/// [`lexical_normalize`].
 pub fn is_protected_path(path: &str) -> bool {
-    let p = path.trim().trim_end_matches('/');
+    let p = lexical_normalize(path.trim());
+    let p = p.as_str();
     let rel = match p.rfind(".fable/") {
         Some(i) if i == 0 || p[..i].ends_with('/') => &p[i + ".fable/".len()..],
         _ => return false,
@@ -123,22 +156,33 @@ pub fn protected_target(input: &Input) -> Option<String> {
 /// Whether `target` (relative paths are relative to `start`) lies in `project`'s own
 /// `.fable/` directory: the `.fable` prefix of the path must resolve to it. Lifecycle-looking
 /// paths elsewhere (fixtures, other checkouts) are not guarded.
+///
+/// The path is normalised lexically first ([`lexical_normalize`]), so `sub/../.fable` is
+/// `.fable` even when `sub` does not exist; the prefix as written is also resolved by the
+/// filesystem, so a `..` after a symlinked directory counts where the kernel would take it.
 pub fn targets_project_state(project: &Project, start: &std::path::Path, target: &str) -> bool {
-    let t = std::path::Path::new(target.trim());
-    let full = if t.is_absolute() {
-        t.to_path_buf()
+    let target = target.trim();
+    let full = if target.starts_with('/') {
+        target.to_owned()
     } else {
-        start.join(t)
+        format!("{}/{target}", start.display())
     };
-    let mut prefix = std::path::PathBuf::new();
-    for c in full.components() {
-        prefix.push(c);
-        if c.as_os_str() == ".fable" {
-            break;
+    let fable_prefix = |full: &std::path::Path| {
+        let mut prefix = std::path::PathBuf::new();
+        for c in full.components() {
+            prefix.push(c);
+            if c.as_os_str() == ".fable" {
+                return Some(prefix);
+            }
         }
-    }
-    prefix.ends_with(".fable")
-        && std::fs::canonicalize(&prefix).is_ok_and(|p| p == project.fable_dir)
+        None
+    };
+    let is_ours = |prefix: Option<std::path::PathBuf>| {
+        prefix.is_some_and(|p| std::fs::canonicalize(p).is_ok_and(|p| p == project.fable_dir))
+    };
+    let lexical = lexical_normalize(&full);
+    is_ours(fable_prefix(std::path::Path::new(&lexical)))
+        || (lexical != full && is_ours(fable_prefix(std::path::Path::new(&full))))
 }
 
 /// The verdict for a write to protected lifecycle state.
@@ -214,6 +258,12 @@ mod tests {
             "/p/.fable/pending-mutations",
             "/p/.fable/pending-mutations/",
             "/p/.fable/pending-mutations/1-2-3.token",
+            "/p/.fable/./state.json",
+            "/p/.fable//state.json",
+            "/p/sub/../.fable/state.json",
+            "sub/../.fable/state.lock",
+            "/p/.fable/pending-mutations/../state.json",
+            "//p//.fable//pending-mutations//x",
         ] {
             assert!(is_protected_path(p), "{p}");
         }
@@ -222,8 +272,25 @@ mod tests {
             "/p/x.fable/state.json",
             "/p/.fable/state.json.bak",
             "/p/state.json",
+            "/p/.fable/../state.json",
+            "/p/.fable/./LEDGER.md",
         ] {
             assert!(!is_protected_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn lexical_normalisation() {
+        for (i, o) in [
+            ("/a/./b//c/", "/a/b/c"),
+            ("/a/b/../c", "/a/c"),
+            ("/../a", "/a"),
+            ("a/../../b", "../b"),
+            ("./a", "a"),
+            ("a/..", "."),
+            ("/", "/"),
+        ] {
+            assert_eq!(lexical_normalize(i), o, "{i}");
         }
     }
 }
