@@ -53,11 +53,27 @@ impl Journal {
     }
 }
 
-/// Journal entries left by interrupted operations (whose process is gone).
+/// True when some process holds the install lock right now (a journal may be in flight).
+fn lock_held(home: &FableHome) -> bool {
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(home.lock_path())
+    else {
+        return false;
+    };
+    matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+/// Journal entries left by interrupted operations. Every journal is written under the install
+/// lock, so when nobody holds the lock every journal left is interrupted (a writer's pid that
+/// was reused by an unrelated process cannot hide one); while the lock is held, the journal of
+/// a live writer is in flight and not listed.
 pub fn interrupted(home: &FableHome) -> Vec<(PathBuf, Option<Intent>)> {
     let Ok(rd) = std::fs::read_dir(home.journal_dir()) else {
         return Vec::new();
     };
+    let busy = lock_held(home);
     let mut out: Vec<(PathBuf, Option<Intent>)> = rd
         .flatten()
         .map(|e| e.path())
@@ -69,11 +85,51 @@ pub fn interrupted(home: &FableHome) -> Vec<(PathBuf, Option<Intent>)> {
             (p, intent)
         })
         .filter(|(_, i)| {
-            !i.as_ref().is_some_and(|i| {
-                i.pid != std::process::id() && fable_snapshot::store::pid_alive(i.pid as i32)
-            })
+            !(busy
+                && i.as_ref().is_some_and(|i| {
+                    i.pid != std::process::id() && fable_snapshot::store::pid_alive(i.pid as i32)
+                }))
         })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn intent(pid: u32) -> Intent {
+        Intent {
+            pid,
+            started_at: 1,
+            operation: "install".into(),
+            source_key: "k".into(),
+            source: None,
+            tree_hash: "h".into(),
+            previous_tree_hash: None,
+            profiles: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_journal_whose_pid_was_reused_is_interrupted_unless_the_lock_is_held() {
+        let d = tempfile::tempdir().unwrap();
+        let home = FableHome::new(d.path().join("fh"), d.path().to_path_buf());
+        home.ensure().unwrap();
+        // pid 1 is alive (an unrelated process) but holds no install lock.
+        let _j = Journal::begin(&home, &intent(1)).unwrap();
+        assert_eq!(interrupted(&home).len(), 1);
+        let lock = crate::lock::InstallLock::acquire(
+            &home.lock_path(),
+            std::time::Duration::from_millis(10),
+        )
+        .unwrap();
+        assert!(
+            interrupted(&home).is_empty(),
+            "lock held: a live writer's journal is in flight"
+        );
+        drop(lock);
+        assert_eq!(interrupted(&home).len(), 1);
+    }
 }
