@@ -572,3 +572,60 @@ fn a_source_update_adding_a_git_hook_lands_in_one_install_and_uninstall_removes_
         "no note on commits after uninstall"
     );
 }
+
+/// A foreign `pre-commit` kept aside by a direct install still runs (once, its exit status
+/// counting) after `--hooks-path --global` points git at fable's shim directory: the global
+/// shim skips the repository's direct shim of the same source (fable's hook would run twice)
+/// but chains to the hook that shim kept aside.
+#[test]
+fn global_hooks_path_still_runs_a_kept_aside_foreign_hook_once() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let r = repo(&env, "kept");
+    let hook = r.join(".git/hooks/pre-commit");
+    let foreign = |path: &Path, code: i32| {
+        write(
+            path,
+            &format!(
+                "#!/bin/sh\necho foreign >> '{}'\nexit {code}\n",
+                marker(&env).display()
+            ),
+        );
+        make_executable(path);
+    };
+    foreign(&hook, 1);
+    install_json(&env, &r, &src);
+    assert!(r.join(".git/hooks/pre-commit.fable-orig").exists());
+    assert!(!commit(&env, &r, "a").status.success());
+    assert_eq!(marker_lines(&env), vec!["fable kept", "foreign"]);
+
+    env.json([
+        "install",
+        "git-hooks",
+        "--hooks-path",
+        "--global",
+        "--source",
+        s(&src),
+        "--json",
+    ]);
+    let out = commit(&env, &r, "b");
+    assert!(
+        !out.status.success(),
+        "the kept-aside foreign hook (exit 1) must still fail the commit"
+    );
+    assert_eq!(
+        marker_lines(&env),
+        vec!["fable kept", "foreign", "fable kept", "foreign"],
+        "fable's hook and the foreign hook each run exactly once"
+    );
+
+    // A foreign hook that succeeds: the commit goes through, each hook ran once.
+    foreign(&r.join(".git/hooks/pre-commit.fable-orig"), 0);
+    let out = commit(&env, &r, "c");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(marker_lines(&env)[4..], ["fable kept", "foreign"]);
+}

@@ -4,11 +4,13 @@
 //! stderr when it is gone, and then chain to the hook they displaced:
 //!
 //! - installed into a repository's hooks directory, the chain target is `<name>.fable-orig`
-//!   beside the shim (a foreign hook that was already there);
+//!   beside the shim (a foreign hook that was already there), only when fable kept it aside
+//!   itself and recorded it; otherwise the shim chains to nothing;
 //! - installed into fable's own `sources/<key>/git-hooks/` (for `core.hooksPath`), the chain
 //!   target is the repository's own `<common dir>/hooks/<name>`, found at run time with
 //!   `git rev-parse --git-common-dir`, so a global hooks path does not disable per-repository
-//!   hooks.
+//!   hooks. When that hook is the same source's direct shim, it is not run (fable's hook would
+//!   run twice); the foreign hook that shim chains to (`<name>.fable-orig`) runs instead.
 //!
 //! The chained hook runs only after ours succeeded, and its exit status is the shim's. Hooks
 //! that git feeds on stdin (`pre-push`, `post-rewrite`, ...) get the same input twice: the shim
@@ -96,10 +98,24 @@ const UNCHAINABLE: &[&str] = &["proc-receive"];
 /// What a shim runs after fable's hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Chain {
-    /// `<name>.fable-orig` beside the shim (installed into a repository's hooks directory).
+    /// Nothing: a shim in a repository's hooks directory where no foreign hook was kept aside
+    /// (a `<name>.fable-orig` fable did not record is never run).
+    Nothing,
+    /// `<name>.fable-orig` beside the shim (installed into a repository's hooks directory,
+    /// where fable kept a foreign hook aside and recorded it).
     Orig,
     /// The repository's own `<common dir>/hooks/<name>` (shims behind `core.hooksPath`).
     RepoHooks,
+}
+
+/// The line of a direct shim that chains to the kept-aside `<hook>.fable-orig`. A shim behind
+/// `core.hooksPath` looks for this exact line to tell whether the repository's direct shim of
+/// the same source chains to a kept-aside hook.
+fn orig_chain_line(hook: &str) -> String {
+    format!(
+        "next=\"$(dirname -- \"$0\")\"/{}",
+        shell_quote(&format!("{hook}.fable-orig"))
+    )
 }
 
 /// The marker line of a shim for `key`.
@@ -135,19 +151,26 @@ pub fn shim_text(key: &str, hook: &str, ours: Option<&Path>, chain: Chain) -> St
         s.push_str("next=\n");
     } else {
         match chain {
-            Chain::Orig => s.push_str(&format!(
-                "next=\"$(dirname -- \"$0\")\"/{}\n",
-                shell_quote(&format!("{hook}.fable-orig"))
-            )),
+            Chain::Nothing => s.push_str("next=\n"),
+            Chain::Orig => {
+                s.push_str(&orig_chain_line(hook));
+                s.push('\n');
+            }
             Chain::RepoHooks => {
                 s.push_str("next=$(git rev-parse --git-common-dir 2>/dev/null) || next=\n");
                 s.push_str(&format!(
                     "if [ -n \"$next\" ]; then next=\"$next/hooks/{hook}\"; fi\n"
                 ));
-                // A direct shim of the same source there would run our hook twice.
+                // A direct shim of the same source there would run our hook twice: run only
+                // the foreign hook it chains to (kept aside beside it), if it chains to one.
                 s.push_str(&format!(
-                    "if [ -n \"$next\" ] && grep -qF {} \"$next\" 2>/dev/null; then next=; fi\n",
+                    "if [ -n \"$next\" ] && grep -qF {} \"$next\" 2>/dev/null; then\n",
                     shell_quote(&marker_line(key, hook))
+                ));
+                s.push_str("  # shellcheck disable=SC2016 # the line is matched literally\n");
+                s.push_str(&format!(
+                    "  if grep -qxF {} \"$next\" 2>/dev/null; then next=\"$next.fable-orig\"; else next=; fi\nfi\n",
+                    shell_quote(&orig_chain_line(hook))
                 ));
             }
         }
@@ -223,7 +246,7 @@ mod tests {
     fn shims_parse_and_carry_marker() {
         let ours = Path::new("/h o'me/.fable/sources/k-1/current/hooks/git/pre-push");
         for hook in ["pre-commit", "pre-push", "proc-receive"] {
-            for chain in [Chain::Orig, Chain::RepoHooks] {
+            for chain in [Chain::Nothing, Chain::Orig, Chain::RepoHooks] {
                 let t = shim_text("k-1", hook, Some(ours), chain);
                 sh_n(&t);
                 assert_eq!(shim_key(t.as_bytes()).as_deref(), Some("k-1"));
