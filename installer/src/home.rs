@@ -38,7 +38,10 @@ impl FableHome {
                 .map(|d| d.join(&root))
                 .unwrap_or(root)
         };
-        FableHome { root, user_home }
+        FableHome {
+            root: normalise(&root),
+            user_home,
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -70,13 +73,45 @@ impl FableHome {
         self.root.join("backups")
     }
 
-    /// The prefix that marks a registered command as fable's: `$FABLE_HOME/sources/`.
+    /// The prefix that marks a registered command as fable's: `$FABLE_HOME/sources/`, spelled
+    /// exactly as registered commands spell it.
     pub fn sources_prefix(&self) -> String {
-        format!("{}/sources/", self.root.display())
+        format!("{}/", self.store().sources_dir().display())
     }
 
     /// Creates the fable home (0700) if missing.
     pub fn ensure(&self) -> Result<()> {
         create_dir_all_mode(&self.root, 0o700).map_err(Error::from)
+    }
+}
+
+/// Lexically normalises an absolute path: no `.` components, `..` applied, no trailing or
+/// doubled separators, so that commands and ownership markers always spell it the same way.
+pub fn normalise(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_normalised() {
+        let h = FableHome::new(PathBuf::from("/x/.fable/"), PathBuf::from("/x"));
+        assert_eq!(h.root(), Path::new("/x/.fable"));
+        assert_eq!(h.sources_prefix(), "/x/.fable/sources/");
+        let h = FableHome::new(PathBuf::from("/a/b/../../fh/./"), PathBuf::from("/x"));
+        assert_eq!(h.root(), Path::new("/fh"));
     }
 }

@@ -110,12 +110,9 @@ impl Plan {
 fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
     let prepared = sync::prepare(home, &opts.spec)?;
     let selected = profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs);
-    let checkouts: Vec<&Path> = prepared
-        .source
-        .iter()
-        .chain(prepared.given.iter())
-        .map(PathBuf::as_path)
-        .collect();
+    // Only the canonical checkout path identifies its unmigrated wiring: a path as typed
+    // (`.`, a relative name) would match other commands.
+    let checkouts: Vec<&Path> = prepared.source.iter().map(PathBuf::as_path).collect();
     let plans = selected
         .iter()
         .map(|p| plan_profile(home, p, &prepared.key, Some(&prepared.manifest), &checkouts))

@@ -48,7 +48,11 @@ pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Optio
                 return Ok((fable_snapshot::source_key(&real), Some(real)));
             }
             let name = p.to_string_lossy();
-            if home.store().source_dir(&name).is_dir() {
+            // A key is one plain path component naming an installed source: never a path that
+            // could climb out of the store (`fable uninstall ../x` must not delete `../x`).
+            let is_key = fable_snapshot::store::is_valid_key(&name)
+                && home.store().keys()?.iter().any(|k| *k == name);
+            if is_key {
                 let source = home.store().read_record(&name)?.and_then(|r| r.source);
                 return Ok((name.into_owned(), source));
             }

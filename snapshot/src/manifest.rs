@@ -200,13 +200,17 @@ enum Quote {
 }
 
 /// Replaces root placeholders by `root` and `${FABLE_HOST}` by `host`, quoting correctly for
-/// the quoting context each occurs in (a placeholder inside double quotes closes them, inserts
-/// the single-quoted path and reopens them), and records the paths referenced after the root.
+/// the quoting context each occurs in (tracking single and double quotes, `$(...)`, subshells
+/// and backticks; inside double quotes a path that needs quoting closes them, inserts the
+/// single-quoted path and reopens them), and records the source-relative paths referenced
+/// after a root placeholder (the rest of that shell word, across quotes, up to `:`, `=`, `,`).
 pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
     const ROOTS: &[&str] = &["CLAUDE_PLUGIN_ROOT", "FABLE_ROOT"];
     let mut out = String::with_capacity(cmd.len() + root.len());
     let mut referenced = Vec::new();
     let mut state = Quote::None;
+    // Quoting contexts suspended by `$(`, `(` or a backtick: (outer state, opened by backtick).
+    let mut stack: Vec<(Quote, bool)> = Vec::new();
     let chars: Vec<char> = cmd.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -236,16 +240,21 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
                     i += len;
                     if ROOTS.contains(&name.as_str()) {
                         let mut rel = String::new();
-                        while i < chars.len() {
-                            let d = chars[i];
-                            let stop = d.is_whitespace()
-                                || ";&|<>()`$".contains(d)
-                                || (d == '"' && state == Quote::Double)
-                                || (state == Quote::None && (d == '"' || d == '\''));
+                        while let Some(&d) = chars.get(i) {
+                            let stop = d == '$'
+                                || ":=,".contains(d)
+                                || (state == Quote::None
+                                    && (d.is_whitespace() || ";&|<>()`".contains(d)))
+                                || (state == Quote::Double && d == '`');
                             if stop {
                                 break;
                             }
-                            rel.push(d);
+                            match (state, d) {
+                                (Quote::Double, '"') | (Quote::Single, '\'') => state = Quote::None,
+                                (Quote::None, '"') => state = Quote::Double,
+                                (Quote::None, '\'') => state = Quote::Single,
+                                _ => rel.push(d),
+                            }
                             out.push(d);
                             i += 1;
                         }
@@ -282,6 +291,33 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
                 out.push(c);
             }
             (Quote::Double, '"') => {
+                state = Quote::None;
+                out.push(c);
+            }
+            (Quote::None | Quote::Double, '$') if chars.get(i + 1) == Some(&'(') => {
+                stack.push((state, false));
+                state = Quote::None;
+                out.push_str("$(");
+                i += 1;
+            }
+            (Quote::None, '(') => {
+                stack.push((state, false));
+                out.push(c);
+            }
+            (Quote::None, ')') if stack.last().is_some_and(|(_, tick)| !tick) => {
+                if let Some((outer, _)) = stack.pop() {
+                    state = outer;
+                }
+                out.push(c);
+            }
+            (Quote::None, '`') if stack.last().is_some_and(|(_, tick)| *tick) => {
+                if let Some((outer, _)) = stack.pop() {
+                    state = outer;
+                }
+                out.push(c);
+            }
+            (Quote::None | Quote::Double, '`') => {
+                stack.push((state, true));
                 state = Quote::None;
                 out.push(c);
             }
@@ -345,6 +381,51 @@ mod tests {
             assert_eq!(sh(&e.command, &[]), want, "{cmd} -> {}", e.command);
             assert_eq!(e.referenced, vec!["hooks/x.py".to_string()]);
         }
+    }
+
+    #[test]
+    fn quotes_around_the_root_only_command_substitution_and_two_roots_in_one_word() {
+        let root = "/h/my home/.fable/sources/k/current";
+        let e = expand_command(
+            "python3 \"${CLAUDE_PLUGIN_ROOT}\"/hooks/x.py",
+            root,
+            "claude",
+        );
+        assert_eq!(e.referenced, vec!["hooks/x.py".to_string()]);
+        assert_eq!(
+            sh(&e.command.replacen("python3 ", "", 1), &[]),
+            format!("{root}/hooks/x.py|")
+        );
+        let e = expand_command(
+            "\"$(echo \"${CLAUDE_PLUGIN_ROOT}/hooks/g.sh\")\"",
+            root,
+            "claude",
+        );
+        assert_eq!(e.referenced, vec!["hooks/g.sh".to_string()]);
+        assert_eq!(
+            sh(&e.command, &[]),
+            format!("{root}/hooks/g.sh|"),
+            "{}",
+            e.command
+        );
+        let e = expand_command("`echo ${FABLE_ROOT}/a`", root, "claude");
+        assert_eq!(
+            sh(&e.command, &[]),
+            format!("{}|{}|", "/h/my", "home/.fable/sources/k/current/a"),
+            "{}",
+            e.command
+        );
+        let e = expand_command(
+            "PYTHONPATH=\"${CLAUDE_PLUGIN_ROOT}/hooks/lib:${CLAUDE_PLUGIN_ROOT}/hooks/vendor\" sh \"${CLAUDE_PLUGIN_ROOT}/hooks/g.sh\"",
+            root,
+            "claude",
+        );
+        assert_eq!(
+            e.referenced,
+            ["hooks/lib", "hooks/vendor", "hooks/g.sh"]
+                .map(String::from)
+                .to_vec()
+        );
     }
 
     #[test]

@@ -255,6 +255,12 @@ impl Store {
     /// Removes a source's whole directory (snapshot, record, shims).
     pub fn remove_source(&self, key: &str) -> Result<()> {
         let dir = self.source_dir(key);
+        if !is_valid_key(key) {
+            return Err(Error::Corrupt {
+                path: dir,
+                message: format!("{key:?} is not a source key; refusing to delete"),
+            });
+        }
         if dir.exists() {
             remove_tree(&dir)?;
         }
@@ -316,6 +322,12 @@ fn make_writable(dir: &Path) {
         }
     }
     let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o755));
+}
+
+/// True when `key` can name a source directory: one plain path component (no separator, not
+/// `.`/`..`, not hidden), so that `sources/<key>` never leaves the store.
+pub fn is_valid_key(key: &str) -> bool {
+    !key.is_empty() && !key.starts_with('.') && !key.contains(['/', '\\', '\0']) && key.len() <= 255
 }
 
 /// True when a process with this pid exists.

@@ -55,18 +55,32 @@ impl Ownership {
             .mine
             .iter()
             .chain(self.legacy.iter())
-            .any(|m| cmd.contains(m.as_str()))
+            .any(|m| find_path(cmd, m).next().is_some())
         {
             return true;
         }
         self.fable.iter().any(|prefix| {
-            cmd.match_indices(prefix.as_str()).any(|(i, _)| {
-                let rest = &cmd[i + prefix.len()..];
+            find_path(cmd, prefix).any(|end| {
+                let rest = &cmd[end..];
                 let key = rest.split(['/', '\'', '"', ' ']).next().unwrap_or_default();
                 !key.is_empty() && !self.live_keys.iter().any(|k| k == key)
             })
         })
     }
+}
+
+/// Ends of the occurrences of the path `marker` in `cmd` that start a path: at the start of
+/// the command or after a separator a shell word or assignment can begin with (so that
+/// `/a/src/hooks/` does not match inside `/b/a/src/hooks/`).
+fn find_path<'a>(cmd: &'a str, marker: &'a str) -> impl Iterator<Item = usize> + 'a {
+    cmd.match_indices(marker).filter_map(move |(i, m)| {
+        let before = cmd[..i].chars().next_back();
+        let boundary = match before {
+            None => true,
+            Some(c) => c.is_whitespace() || "'\"=:;&|(`".contains(c),
+        };
+        boundary.then_some(i + m.len())
+    })
 }
 
 /// One change to a hook file, in terms of the *original* document's indexes.
