@@ -10,7 +10,7 @@ use fable_snapshot::manifest::Manifest;
 
 use crate::error::{Error, IoContext, Result};
 use crate::home::FableHome;
-use crate::patch::{apply_and_verify, plan, Desired, Document};
+use crate::patch::{apply_and_verify, plan, Desired, Document, Ownership};
 use crate::profiles::Profile;
 use crate::wiring;
 
@@ -23,6 +23,9 @@ pub struct ProfilePlan {
     pub patch: Vec<Value>,
     /// Canonical events the host does not have (skipped, never invented).
     pub skipped_events: Vec<String>,
+    /// What the plan was computed from, to plan again if the file changes before the write.
+    desired: Desired,
+    own: Ownership,
 }
 
 impl ProfilePlan {
@@ -78,35 +81,80 @@ pub fn plan_profile(
     checkouts: &[&Path],
 ) -> Result<ProfilePlan> {
     let before = read_settings(&profile.path)?;
-    let doc = Document::parse(&profile.path, before.clone())?;
     let stable = home.store().current_link(key);
     let (desired, skipped) = match manifest {
         Some(m) => wiring::desired(m, &stable, profile.host),
         None => (Desired::default(), Vec::new()),
     };
     let own = wiring::ownership(home, key, checkouts);
-    let layout = profile.host.layout();
-    let edits = plan(&profile.path, &doc, layout, &desired, &own)?;
-    let applied = apply_and_verify(&profile.path, &doc, layout, &edits)?;
-    let after = if edits.is_empty() {
-        before.clone().unwrap_or_default()
-    } else {
-        applied.text
-    };
+    let (after, patch) = edit(
+        &profile.path,
+        profile.host.layout(),
+        before.as_deref(),
+        &desired,
+        &own,
+    )?;
     Ok(ProfilePlan {
         profile: profile.clone(),
         before,
         after,
-        patch: applied.patch,
+        patch,
         skipped_events: skipped,
+        desired,
+        own,
     })
 }
 
+/// Plans and applies the edits that give `before` exactly the desired entries; returns the
+/// new text and the JSON Patch (empty when nothing changes).
+fn edit(
+    path: &Path,
+    layout: crate::hosts::Layout,
+    before: Option<&str>,
+    desired: &Desired,
+    own: &Ownership,
+) -> Result<(String, Vec<Value>)> {
+    let doc = Document::parse(path, before.map(str::to_string))?;
+    let edits = plan(path, &doc, layout, desired, own)?;
+    let applied = apply_and_verify(path, &doc, layout, &edits)?;
+    let after = if edits.is_empty() {
+        before.unwrap_or_default().to_string()
+    } else {
+        applied.text
+    };
+    Ok((after, applied.patch))
+}
+
 /// Writes a planned change: backup, atomic symlink-safe write, read-back verification.
+/// If the file changed since it was planned (the user's editor, the agent saving settings),
+/// the change is planned again on its current content, so nothing written meanwhile is lost,
+/// and the backup holds the bytes actually replaced.
 pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
     if !plan.changed() {
         return Ok(());
     }
+    let path = &plan.profile.path;
+    let now = read_settings(path)?;
+    let (before, after) = if now == plan.before {
+        (plan.before.clone(), plan.after.clone())
+    } else {
+        let (after, patch) = edit(
+            path,
+            plan.profile.host.layout(),
+            now.as_deref(),
+            &plan.desired,
+            &plan.own,
+        )?;
+        if patch.is_empty() {
+            return Ok(());
+        }
+        (now, after)
+    };
+    let plan = &ProfilePlan {
+        before,
+        after,
+        ..plan.clone()
+    };
     let backup = crate::backup::save(
         home,
         &plan.profile.id(),

@@ -85,8 +85,14 @@ pub fn hash_files(
                 let key = p.to_string_lossy().into_owned();
                 let stat = StatEntry {
                     size: md.len(),
-                    mtime_ns: md.mtime() * 1_000_000_000 + md.mtime_nsec(),
-                    ctime_ns: md.ctime() * 1_000_000_000 + md.ctime_nsec(),
+                    mtime_ns: md
+                        .mtime()
+                        .saturating_mul(1_000_000_000)
+                        .saturating_add(md.mtime_nsec()),
+                    ctime_ns: md
+                        .ctime()
+                        .saturating_mul(1_000_000_000)
+                        .saturating_add(md.ctime_nsec()),
                     ino: md.ino(),
                     dev: md.dev(),
                     executable: f.executable,

@@ -26,6 +26,10 @@ pub const KNOWN_EVENTS: &[&str] = &[
     "PermissionRequest",
 ];
 
+/// The longest timeout a manifest may give (a day): hosts convert units (Gemini counts
+/// milliseconds), so an absurd value must not overflow.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
 /// One hook command of a manifest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hook {
@@ -109,11 +113,15 @@ impl Manifest {
                         .to_string();
                     let timeout = match obj.get("timeout") {
                         None | Some(Value::Null) => None,
-                        Some(t) => Some(t.as_u64().filter(|t| *t > 0).ok_or_else(|| {
-                            bad(format!(
-                                "{where_}.timeout: expected a positive whole number of seconds"
-                            ))
-                        })?),
+                        Some(t) => Some(
+                            t.as_u64()
+                                .filter(|t| (1..=MAX_TIMEOUT_SECS).contains(t))
+                                .ok_or_else(|| {
+                                    bad(format!(
+                                        "{where_}.timeout: expected a whole number of seconds from 1 to {MAX_TIMEOUT_SECS}"
+                                    ))
+                                })?,
+                        ),
                     };
                     let extra = obj
                         .iter()

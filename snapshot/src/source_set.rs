@@ -162,69 +162,97 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
             .iter()
             .map(|s| s.trim_end_matches('/').to_string()),
     );
-    let mut out: Vec<SourceFile> = Vec::new();
     for top in &tops {
-        let start = real_root.join(top);
-        if std::fs::symlink_metadata(&start).is_err() {
+        if std::fs::symlink_metadata(real_root.join(top)).is_err() {
             return Err(Error::InvalidConfig {
                 path: real_root.join(CONFIG_FILE),
                 message: format!("include {top:?} does not exist"),
             });
         }
-        let walker = ignore::WalkBuilder::new(&start)
-            .standard_filters(false)
-            .hidden(false)
-            .parents(true)
-            .git_ignore(true)
-            .git_exclude(true)
-            .git_global(false)
-            .require_git(false)
-            .ignore(false)
-            .follow_links(true)
-            .sort_by_file_name(|a, b| a.cmp(b))
-            .filter_entry(|e| !is_junk(&e.file_name().to_string_lossy()))
-            .build();
-        for entry in walker {
-            let entry = entry.map_err(|e| walk_error(&start, e))?;
-            let path = entry.path();
-            let rel_path = path.strip_prefix(&real_root).unwrap_or(path);
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            if excludes
-                .matched_path_or_any_parents(rel_path, is_dir)
-                .is_ignore()
-            {
-                continue;
+    }
+    let top_paths: Vec<PathBuf> = tops.iter().map(PathBuf::from).collect();
+    // One walk from the source root: its own `.gitignore` files (and `.git/info/exclude`)
+    // apply, but none above it — an ignore file in a parent directory (a dotfiles `$HOME`, an
+    // enclosing repository) must not silently drop files from the snapshot.
+    let filter_root = real_root.clone();
+    let filter_tops = top_paths.clone();
+    let walker = ignore::WalkBuilder::new(&real_root)
+        .standard_filters(false)
+        .hidden(false)
+        .parents(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .ignore(false)
+        .follow_links(true)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |e| {
+            if is_junk(&e.file_name().to_string_lossy()) && e.depth() > 0 {
+                return false;
             }
-            // Only links need resolving (canonicalising every file costs more than hashing a
-            // warm tree): a link, to a file or a directory, must stay inside the source.
-            if entry.path_is_symlink() {
-                let resolved = path.canonicalize().at(path)?;
-                if !resolved.starts_with(&real_root) {
-                    return Err(Error::SymlinkEscapes {
-                        path: path.to_path_buf(),
-                        target: resolved,
-                    });
-                }
-            }
-            if is_dir {
-                continue;
-            }
-            let md = std::fs::metadata(path).at(path)?;
-            if !md.is_file() {
-                continue;
-            }
-            use std::os::unix::fs::PermissionsExt;
-            let rel = rel_path.to_string_lossy().replace('\\', "/");
-            out.push(SourceFile {
-                rel,
-                content: Content::Path(path.to_path_buf()),
-                executable: md.permissions().mode() & 0o111 != 0,
-            });
+            let rel = e.path().strip_prefix(&filter_root).unwrap_or(e.path());
+            filter_tops
+                .iter()
+                .any(|t| rel.starts_with(t) || t.starts_with(rel))
+        })
+        .build();
+    let mut out: Vec<SourceFile> = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|e| walk_error(&real_root, e))?;
+        let path = entry.path();
+        let rel_path = path.strip_prefix(&real_root).unwrap_or(path);
+        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if !top_paths.iter().any(|t| rel_path.starts_with(t)) {
+            continue;
         }
+        if excludes
+            .matched_path_or_any_parents(rel_path, is_dir)
+            .is_ignore()
+        {
+            continue;
+        }
+        // Only links need resolving (canonicalising every file costs more than hashing a
+        // warm tree): a link, to a file or a directory, must stay inside the source.
+        if entry.path_is_symlink() {
+            let resolved = path.canonicalize().at(path)?;
+            if !resolved.starts_with(&real_root) {
+                return Err(Error::SymlinkEscapes {
+                    path: path.to_path_buf(),
+                    target: resolved,
+                });
+            }
+        }
+        if is_dir {
+            continue;
+        }
+        let md = std::fs::metadata(path).at(path)?;
+        if !md.is_file() {
+            continue;
+        }
+        let Some(rel) = rel_path.to_str() else {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                message: "file name is not UTF-8; rename it (snapshots keep names exactly)".into(),
+            });
+        };
+        use std::os::unix::fs::PermissionsExt;
+        out.push(SourceFile {
+            rel: rel.to_string(),
+            content: Content::Path(path.to_path_buf()),
+            executable: md.permissions().mode() & 0o111 != 0,
+        });
     }
     // The source's own configuration is part of what it is (it changes how it is wired).
     let cfg_path = real_root.join(CONFIG_FILE);
     if let Ok(md) = std::fs::metadata(&cfg_path) {
+        let resolved = cfg_path.canonicalize().at(&cfg_path)?;
+        if !resolved.starts_with(&real_root) {
+            return Err(Error::SymlinkEscapes {
+                path: cfg_path,
+                target: resolved,
+            });
+        }
         if md.is_file() {
             out.push(SourceFile {
                 rel: CONFIG_FILE.to_string(),
@@ -324,6 +352,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("hooks/ext"), "{err}");
+    }
+
+    #[test]
+    fn ignore_files_above_the_source_do_not_apply() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join(".gitignore"), "*.cfg\n*\n");
+        let r = d.path().join("src");
+        touch(&r.join("hooks/hooks.json"), "{}");
+        touch(&r.join("hooks/data.cfg"), "x");
+        touch(&r.join("hooks/sub/.gitignore"), "local.txt\n");
+        touch(&r.join("hooks/sub/local.txt"), "x");
+        let files = source_paths(&r, &SourceConfig::default()).unwrap();
+        assert_eq!(
+            rels(&files),
+            ["hooks/data.cfg", "hooks/hooks.json", "hooks/sub/.gitignore"]
+        );
     }
 
     #[test]

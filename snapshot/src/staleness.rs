@@ -126,8 +126,15 @@ fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
         .ok()?
         .checked_mul(1_000_000_000)?;
     let modified_since_sync = |md: &std::fs::Metadata| {
-        md.mtime().saturating_mul(1_000_000_000) + md.mtime_nsec() >= threshold
-            || md.ctime().saturating_mul(1_000_000_000) + md.ctime_nsec() >= threshold
+        md.mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(md.mtime_nsec())
+            >= threshold
+            || md
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(md.ctime_nsec())
+                >= threshold
     };
     let mut dirs: Vec<&Path> = Vec::new();
     let mut last_parent: Option<&Path> = None;
@@ -231,8 +238,16 @@ fn same_listing(dir: &Path, dirs: &[&Path], record: &SourceRecord) -> bool {
 
 fn same_stat(md: &std::fs::Metadata, cached: &StatEntry) -> bool {
     md.len() == cached.size
-        && md.mtime() * 1_000_000_000 + md.mtime_nsec() == cached.mtime_ns
-        && md.ctime() * 1_000_000_000 + md.ctime_nsec() == cached.ctime_ns
+        && md
+            .mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(md.mtime_nsec())
+            == cached.mtime_ns
+        && md
+            .ctime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(md.ctime_nsec())
+            == cached.ctime_ns
         && md.ino() == cached.ino
         && md.dev() == cached.dev
 }

@@ -198,6 +198,9 @@ pub fn plan(
         let existing = match hooks.and_then(|h| h.get(event)) {
             None => None,
             Some(Value::Array(a)) => Some(a),
+            // A setting that is not an event list (e.g. Gemini's `"enabled": true`) is the
+            // user's; it only stands in the way when fable must wire that very key.
+            Some(_) if want.is_empty() => continue,
             Some(_) => {
                 return Err(invalid(format!(
                     "\"hooks\".\"{event}\" is not an array; fix it by hand"

@@ -108,6 +108,17 @@ fn parse_errors_name_line_and_column() {
 }
 
 #[test]
+fn non_list_settings_under_hooks_are_left_alone() {
+    let before = "{\"hooks\": {\"enabled\": true, \"BeforeTool\": []}}";
+    let (after, _) = converge(before, &desired());
+    let v: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(v["hooks"]["enabled"], true);
+    let (removed, _) = converge(&after, &Desired::default());
+    let v: Value = serde_json::from_str(&removed).unwrap();
+    assert_eq!(v["hooks"]["enabled"], true, "{removed}");
+}
+
+#[test]
 fn flat_layout_and_required_fields() {
     let p = PathBuf::from("/x/hooks.json");
     let doc = Document::parse(&p, None).unwrap();
