@@ -629,3 +629,38 @@ fn global_hooks_path_still_runs_a_kept_aside_foreign_hook_once() {
     );
     assert_eq!(marker_lines(&env)[4..], ["fable kept", "foreign"]);
 }
+
+/// A `<name>.fable-orig` that fable did not keep aside (here: with no `<name>` beside it) is
+/// neither run by the shim nor moved back by uninstall; the hooks directory ends exactly as it
+/// was.
+#[test]
+fn a_stray_fable_orig_is_neither_chained_nor_promoted() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let r = repo(&env, "stray");
+    let hooks = r.join(".git/hooks");
+    let stray = hooks.join("pre-commit.fable-orig");
+    write(&stray, "#!/bin/sh\necho 'stray ran' >&2\nexit 1\n");
+    make_executable(&stray);
+    let before = tree_listing(&hooks);
+
+    let j = install_json(&env, &r, &src);
+    let notes = j["notes"].to_string();
+    assert!(
+        notes.contains("pre-commit.fable-orig") && notes.contains("not kept aside by fable"),
+        "{j}"
+    );
+    let out = commit(&env, &r, "a");
+    assert!(
+        out.status.success(),
+        "no pre-commit hook existed, so the commit must pass: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("stray ran"));
+    assert_eq!(marker_lines(&env), vec!["fable stray"]);
+    assert_eq!(source_state(&env).0, "current");
+
+    env.ok(["uninstall", "git-hooks", s(&r)]);
+    assert!(!hooks.join("pre-commit").exists(), "the stray was promoted");
+    assert_eq!(tree_listing(&hooks), before);
+}

@@ -681,7 +681,7 @@ fn stdin_reaches_both_fable_and_chained_pre_push() {
 }
 
 #[test]
-fn refused_install_changes_nothing_and_orphan_orig_is_restored() {
+fn refused_install_changes_nothing_and_only_a_recorded_orig_is_restored() {
     let env = Env::new();
     let h = env.root.join("hook-src/hooks/git/commit-msg");
     write(&h, "#!/bin/sh\nexit 0\n");
@@ -700,9 +700,22 @@ fn refused_install_changes_nothing_and_orphan_orig_is_restored() {
     assert_eq!(listing(&hooks), before);
     std::fs::remove_dir(hooks.join("pre-commit")).unwrap();
 
-    // An interrupted install left a kept-aside hook without its shim: uninstall restores it.
+    // An install interrupted after keeping a hook aside (recorded before the move) but before
+    // writing its shim: uninstall moves the recorded hook back.
     let before = listing(&hooks);
+    env.install(&repo);
+    assert!(hooks.join("commit-msg.fable-orig").exists());
+    std::fs::remove_file(&foreign).unwrap();
+    env.uninstall(&repo);
+    assert_eq!(listing(&hooks), before);
+
+    // A `.fable-orig` fable never recorded is left alone: no shim runs it, uninstall does not
+    // move it back.
     std::fs::rename(&foreign, hooks.join("commit-msg.fable-orig")).unwrap();
+    let before = listing(&hooks);
+    env.install(&repo);
+    let shim = std::fs::read_to_string(&foreign).unwrap();
+    assert!(!shim.contains("commit-msg.fable-orig"), "{shim}");
     env.uninstall(&repo);
     assert_eq!(listing(&hooks), before);
 }

@@ -438,7 +438,30 @@ fn orig_path(dir: &Path, hook: &str) -> PathBuf {
     dir.join(format!("{hook}.fable-orig"))
 }
 
+/// The chain of a direct shim: the kept-aside hook only when fable recorded keeping it.
+fn direct_chain(chained: &[String], hook: &str) -> shim::Chain {
+    if chained.iter().any(|h| h == hook) {
+        shim::Chain::Orig
+    } else {
+        shim::Chain::Nothing
+    }
+}
+
+/// A direct shim plan: the ops, the hooks whose foreign original is kept aside (recorded), whether
+/// fable creates the directory, and notes.
+struct DirectPlan {
+    ops: Vec<Op>,
+    chained: Vec<String>,
+    created_dir: bool,
+    notes: Vec<String>,
+}
+
 /// Plans shims for `hooks` in `dir` (direct mode), given the previous record for that place.
+///
+/// A `<name>.fable-orig` that fable did not record keeping aside (a stray one, e.g. left by
+/// another tool or a copy of another repository's hooks) is never chained to and never moved
+/// back: it is left alone, with a note. A foreign `<name>` beside one is refused
+/// ([`GitError::OrigConflict`]).
 fn plan_direct_shims(
     home: &FableHome,
     key: &str,
@@ -446,8 +469,9 @@ fn plan_direct_shims(
     shared: i32,
     hooks: &[String],
     previous: Option<&GitTarget>,
-) -> Result<(Vec<Op>, Vec<String>, bool), GitError> {
+) -> Result<DirectPlan, GitError> {
     let mut ops = Vec::new();
+    let mut notes = Vec::new();
     let mut chained: Vec<String> = previous.map(|p| p.chained.clone()).unwrap_or_default();
     let mut created_dir = previous.is_some_and(|p| p.created_dir);
     match fs::metadata(dir) {
@@ -469,8 +493,17 @@ fn plan_direct_shims(
     for hook in hooks {
         let path = dir.join(hook);
         let ours = stable_hook_path(home, key, hook);
-        let text = shim::shim_text(key, hook, Some(&ours), shim::Chain::Orig);
-        match slot(&path, key) {
+        let orig = orig_path(dir, hook);
+        let recorded = chained.contains(hook);
+        let text = shim::shim_text(key, hook, Some(&ours), direct_chain(&chained, hook));
+        let slot = slot(&path, key);
+        if !recorded && !matches!(slot, Slot::Foreign) && fs::symlink_metadata(&orig).is_ok() {
+            notes.push(format!(
+                "{} was not kept aside by fable: it is not run by fable's shim and is left alone (uninstall does not move it back)",
+                orig.display()
+            ));
+        }
+        match slot {
             Slot::Missing => ops.push(Op::Write {
                 path,
                 text,
@@ -489,7 +522,6 @@ fn plan_direct_shims(
             }
             Slot::Dir => return Err(GitError::NotAFile { path }),
             Slot::Foreign => {
-                let orig = orig_path(dir, hook);
                 if fs::symlink_metadata(&orig).is_ok() {
                     return Err(GitError::OrigConflict { path, orig });
                 }
@@ -499,7 +531,7 @@ fn plan_direct_shims(
                 });
                 ops.push(Op::Write {
                     path,
-                    text,
+                    text: shim::shim_text(key, hook, Some(&ours), shim::Chain::Orig),
                     mode,
                     create: true,
                 });
@@ -516,10 +548,16 @@ fn plan_direct_shims(
         }
     }
     chained.sort();
-    Ok((ops, chained, created_dir))
+    Ok(DirectPlan {
+        ops,
+        chained,
+        created_dir,
+        notes,
+    })
 }
 
-/// Ops removing fable's shim for `hook` in `dir` and moving a kept-aside hook back.
+/// Ops removing fable's shim for `hook` in `dir` and moving the hook fable kept aside (recorded
+/// in `chained`) back; an unrecorded `<hook>.fable-orig` is left where it is.
 fn remove_direct_shim(key: &str, dir: &Path, hook: &str, chained: &mut Vec<String>) -> Vec<Op> {
     let path = dir.join(hook);
     let orig = orig_path(dir, hook);
@@ -529,7 +567,8 @@ fn remove_direct_shim(key: &str, dir: &Path, hook: &str, chained: &mut Vec<Strin
     if ours {
         ops.push(Op::Remove { path: path.clone() });
     }
-    if (ours || missing) && fs::symlink_metadata(&orig).is_ok() {
+    if (ours || missing) && chained.iter().any(|h| h == hook) && fs::symlink_metadata(&orig).is_ok()
+    {
         ops.push(Op::Restore {
             from: orig,
             to: path,
@@ -619,7 +658,12 @@ pub fn install(
             .iter()
             .find(|t| t.mode == Mode::Direct && t.hooks_dir == r.hooks_dir)
             .cloned();
-        let (ops, chained, created_dir) = plan_direct_shims(
+        let DirectPlan {
+            ops,
+            chained,
+            created_dir,
+            notes,
+        } = plan_direct_shims(
             home,
             key,
             &r.hooks_dir,
@@ -629,6 +673,7 @@ pub fn install(
         )?;
         let mut report = report_base(key, Mode::Direct, Some(r), &r.hooks_dir);
         shared_notes(r, &mut report.notes);
+        report.notes.extend(notes);
         if let Some(w) = &r.worktree {
             if r.hooks_dir.starts_with(w) && !r.hooks_dir.starts_with(&r.common_dir) {
                 report.notes.push(format!(
@@ -662,13 +707,40 @@ pub fn install(
     if opts.dry_run {
         return Ok(report);
     }
-    apply_all(&ops)?;
-    let old = record.targets.clone();
+    let old = record.clone();
     targets::upsert(&mut record, target);
-    if record.targets != old {
-        targets::save(&store, key, &record)?;
-    }
+    apply_recorded(&store, key, &ops, &old, &record)?;
     Ok(report)
+}
+
+/// Applies `ops` and saves `new` as the record of `key` (when it differs from `old`). When the
+/// ops keep a foreign hook aside, the record is written first, so that an install interrupted
+/// after moving a hook aside still has it recorded (uninstall moves back only recorded hooks);
+/// a failed apply (rolled back) restores `old`.
+fn apply_recorded(
+    store: &fable_snapshot::Store,
+    key: &str,
+    ops: &[Op],
+    old: &targets::GitTargets,
+    new: &targets::GitTargets,
+) -> Result<(), GitError> {
+    if new == old {
+        return apply_all(ops);
+    }
+    let ahead = ops.iter().any(|op| matches!(op, Op::MoveAside { .. }));
+    if ahead {
+        targets::save(store, key, new)?;
+    }
+    if let Err(e) = apply_all(ops) {
+        if ahead {
+            let _ = targets::save(store, key, old);
+        }
+        return Err(e);
+    }
+    if !ahead {
+        targets::save(store, key, new)?;
+    }
+    Ok(())
 }
 
 /// The config file a hooks-path install edits.
@@ -1000,24 +1072,31 @@ fn plan_direct_uninstall(
             }
         }
     }
-    // A `<name>.fable-orig` whose shim is gone (an interrupted install) is moved back too.
+    let mut chained = target
+        .as_ref()
+        .map(|t| t.chained.clone())
+        .unwrap_or_default();
+    // A recorded `<name>.fable-orig` whose shim is gone (an interrupted install) is moved back
+    // too; one fable did not record keeping aside is left alone.
+    for hook in &chained {
+        if !hooks.contains(hook) && matches!(slot(&dir.join(hook), key), Slot::Missing) {
+            hooks.push(hook.clone());
+        }
+    }
     if let Ok(rd) = fs::read_dir(dir) {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(hook) = name.strip_suffix(".fable-orig") {
-                if !hooks.iter().any(|h| h == hook)
-                    && matches!(slot(&dir.join(hook), key), Slot::Missing)
-                {
-                    hooks.push(hook.to_string());
+                if !chained.iter().any(|h| h == hook) {
+                    report.notes.push(format!(
+                        "{} was not kept aside by fable; left alone",
+                        e.path().display()
+                    ));
                 }
             }
         }
     }
     hooks.sort();
-    let mut chained = target
-        .as_ref()
-        .map(|t| t.chained.clone())
-        .unwrap_or_default();
     let mut ops = Vec::new();
     for hook in &hooks {
         let path = dir.join(hook);
@@ -1149,7 +1228,7 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
                         key,
                         hook,
                         Some(&stable_hook_path(home, key, hook)),
-                        shim::Chain::Orig,
+                        direct_chain(&t.chained, hook),
                     );
                     check_shim(&path, key, &want, &mut problems);
                 }
@@ -1297,8 +1376,13 @@ fn converge_one(
             }
             // Write into the recorded directory, even when the repository can no longer be
             // opened from its recorded path (e.g. it was set up with GIT_DIR).
-            let (hooks, notes) = source_hooks(home, key)?;
-            let (ops, chained, created_dir) = plan_direct_shims(
+            let (hooks, mut notes) = source_hooks(home, key)?;
+            let DirectPlan {
+                ops,
+                chained,
+                created_dir,
+                notes: plan_notes,
+            } = plan_direct_shims(
                 home,
                 key,
                 &t.hooks_dir,
@@ -1306,6 +1390,7 @@ fn converge_one(
                 &hooks,
                 Some(t),
             )?;
+            notes.extend(plan_notes);
             let mut report = report_base(key, Mode::Direct, None, &t.hooks_dir);
             report.repo = t.repo.clone();
             report.hooks_dir = Some(t.hooks_dir.clone());
@@ -1317,18 +1402,15 @@ fn converge_one(
             if dry_run {
                 return Ok(report);
             }
-            apply_all(&ops)?;
             let store = home.store();
             let mut record = targets::load(&store, key)?;
             let mut nt = t.clone();
             nt.hooks = hooks;
             nt.chained = chained;
             nt.created_dir = created_dir;
-            let old = record.targets.clone();
+            let old = record.clone();
             targets::upsert(&mut record, nt);
-            if record.targets != old {
-                targets::save(&store, key, &record)?;
-            }
+            apply_recorded(&store, key, &ops, &old, &record)?;
             Ok(report)
         }
     }
