@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::debt;
-use crate::discovery::{discover, Found};
+use crate::discovery::{configured_install_home, discover, is_install_home_entry, Found};
 use crate::error::{Error, Result};
 use crate::fs_safety::{self, check_dir, kind, Kind};
 use crate::ledger::Ledger;
@@ -42,20 +42,31 @@ pub fn find(cwd: &Path) -> Result<Project> {
             &root.join(".fable"),
             format!("is {what}"),
         )),
+        Found::Foreign { root, owner } => Err(Error::Foreign {
+            path: root.join(".fable"),
+            owner,
+        }),
         Found::None => Err(Error::NotOptedIn {
             start: cwd.to_path_buf(),
         }),
     }
 }
 
-/// The default directory `fable init` opts in: the nearest ancestor of `cwd` with a `.git`
-/// entry (the worktree root), else `cwd` itself.
+/// The default directory `fable init` opts in: the nearest ancestor of `cwd` with a `.fable`
+/// (other than fable's install home, which discovery skips too) or a `.git` entry (the worktree
+/// root), else `cwd` itself.
 pub fn default_init_dir(cwd: &Path) -> PathBuf {
     let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let home = configured_install_home();
     let mut cur: &Path = &cwd;
     loop {
-        let present = |n: &str| !matches!(kind(&cur.join(n)), Ok(Kind::Missing));
-        if present(".fable") || present(".git") {
+        let dot = cur.join(".fable");
+        let project_state = match kind(&dot) {
+            Ok(Kind::Missing) => false,
+            Ok(k) => !is_install_home_entry(&dot, k, home.as_deref()),
+            Err(_) => true,
+        };
+        if project_state || !matches!(kind(&cur.join(".git")), Ok(Kind::Missing)) {
             return cur.to_path_buf();
         }
         match cur.parent() {
@@ -81,6 +92,7 @@ pub struct InitReport {
 /// of another workspace.
 pub fn init(dir: &Path, cfg: &Config) -> Result<InitReport> {
     let root = std::fs::canonicalize(dir).map_err(|e| Error::io("resolve", dir, e))?;
+    refuse_install_home(&root, configured_install_home().as_deref())?;
     let fable_dir = root.join(".fable");
     let mut created = Vec::new();
     if !check_dir(&fable_dir)? {
@@ -121,6 +133,49 @@ pub fn init(dir: &Path, cfg: &Config) -> Result<InitReport> {
         created,
         state,
     })
+}
+
+/// Refuses to put project state in or as fable's install home `home`: `root/.fable` is the
+/// install home (or would become it: `home` is `root/.fable` and does not exist yet), or `root`
+/// lies inside an install home (the configured one, or any `.fable` ancestor with a `sources/`
+/// directory). Discovery skips an install home, so such state would never be read anyway.
+pub fn refuse_install_home(root: &Path, home: Option<&Path>) -> Result<()> {
+    let dot = root.join(".fable");
+    let is_home = match kind(&dot) {
+        Ok(Kind::Missing) => home.is_some_and(|h| {
+            h.file_name() == Some(std::ffi::OsStr::new(".fable"))
+                && h.parent()
+                    .and_then(|p| std::fs::canonicalize(p).ok())
+                    .is_some_and(|p| p == root)
+        }),
+        Ok(k) => is_install_home_entry(&dot, k, home),
+        Err(_) => false,
+    };
+    if is_home {
+        return Err(Error::InstallHome(format!(
+            "refusing to opt in {}: {} is fable's install home (FABLE_HOME), not a project's \
+             state directory. Run `fable init` inside a project directory (or pass \
+             `--dir PROJECT`); to keep project state here, install fable elsewhere with \
+             FABLE_HOME.",
+            root.display(),
+            dot.display()
+        )));
+    }
+    let canonical_home = home.and_then(|h| std::fs::canonicalize(h).ok());
+    let inside = root.ancestors().find(|a| {
+        canonical_home.as_deref() == Some(*a)
+            || (a.file_name() == Some(std::ffi::OsStr::new(".fable"))
+                && is_install_home_entry(a, Kind::Dir, None))
+    });
+    if let Some(h) = inside {
+        return Err(Error::InstallHome(format!(
+            "refusing to opt in {}: it is inside fable's install home {} (FABLE_HOME), which \
+             holds fable's own files, not projects. Run `fable init` in a project directory.",
+            root.display(),
+            h.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Records one evidence record at the current mutation generation (after folding debt).

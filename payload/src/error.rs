@@ -24,6 +24,18 @@ pub enum Error {
         /// What is wrong with it.
         what: String,
     },
+    /// `.fable` is a real directory owned by another user than the effective uid: not trusted
+    /// (like git's `safe.directory`).
+    #[error("{}", crate::discovery::Found::foreign_message(path.parent().unwrap_or(path), *owner))]
+    Foreign {
+        /// The `.fable` directory.
+        path: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+    },
+    /// fable's install home (`FABLE_HOME`) was about to be used as a project's state.
+    #[error("{0}")]
+    InstallHome(String),
     /// `.fable/state.json` exists but is not a valid state of this workspace.
     #[error("invalid state {}: {reason}", path.display())]
     InvalidState {

@@ -201,8 +201,9 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
         },
     };
     let found = discovery::discover(&start);
-    let root = match found {
+    let (root, refused) = match found {
         Found::None => return Verdict::Allow,
+        Found::Project { root } => (root, None),
         Found::Unsafe { root, what } => {
             let body = format!(
                 "{} is {what}, not a real directory: lifecycle state is unsafe and was not read \
@@ -210,16 +211,22 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
                  it for you).",
                 root.join(".fable").display()
             );
-            return match req.event {
-                Event::Stop => Verdict::Block(format!("[fable] BLOCKED stop: {body}")),
-                Event::SessionEnd => Verdict::Block(format!("[fable] BLOCKED session end: {body}")),
-                Event::SessionStart => Verdict::Context(format!("[fable] {body}")),
-                Event::PreToolUse => events::pre_tool_use::unsafe_project(input, req.config, &body),
-                _ => Verdict::Note(format!("[fable] {body}")),
-            };
+            (root, Some(body))
         }
-        Found::Project { root } => root,
+        Found::Foreign { root, owner } => {
+            let body = Found::foreign_message(&root, owner);
+            (root, Some(body))
+        }
     };
+    if let Some(body) = refused {
+        return match req.event {
+            Event::Stop => Verdict::Block(format!("[fable] BLOCKED stop: {body}")),
+            Event::SessionEnd => Verdict::Block(format!("[fable] BLOCKED session end: {body}")),
+            Event::SessionStart => Verdict::Context(format!("[fable] {body}")),
+            Event::PreToolUse => events::pre_tool_use::unsafe_project(input, req.config, &body),
+            _ => Verdict::Note(format!("[fable] {body}")),
+        };
+    }
     let project = project::Project::new(&root);
     if let Some(target) = &protected {
         if events::pre_tool_use::targets_project_state(&project, &start, target) {

@@ -102,6 +102,12 @@ impl Project {
         if !check_dir(&self.fable_dir)? {
             return Err(Error::unsafe_path(&self.fable_dir, "disappeared"));
         }
+        if let Some(owner) = crate::discovery::foreign_owner(&self.fable_dir) {
+            return Err(Error::Foreign {
+                path: self.fable_dir.clone(),
+                owner,
+            });
+        }
         check_file(&self.state_path())?;
         check_file(&self.ledger_path())?;
         check_file(&self.lock_path())?;
