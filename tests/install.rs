@@ -572,3 +572,202 @@ fn entries_of_a_vanished_source_are_orphans_that_install_removes() {
     assert_eq!(cmds.len(), 2);
     assert!(cmds.iter().all(|c| !c.contains(&b_key)));
 }
+
+#[test]
+fn a_source_argument_can_never_delete_outside_the_store() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "myhooks");
+    write(&src.join("uncommitted.txt"), "wip\n");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let work = env.home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // One `../` too many: relative to `work` this names nothing; it must not be taken as a key.
+    let out = env
+        .fable()
+        .current_dir(&work)
+        .args(["uninstall", "../../../myhooks"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("neither a checkout nor an installed source key"));
+    for arg in ["../backups", "..", "."] {
+        let out = env
+            .fable()
+            .current_dir(env.fable_home.join("sources"))
+            .args(["rollback", arg])
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{arg}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(src.join("uncommitted.txt")).unwrap(),
+        "wip\n"
+    );
+    assert!(env.fable_home.join("backups").is_dir());
+    assert_eq!(state_of(&env, &src), "current");
+}
+
+#[test]
+fn a_trailing_slash_or_relative_fable_home_is_one_home() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    for _ in 0..3 {
+        let out = env
+            .fable()
+            .env("FABLE_HOME", format!("{}/", env.fable_home.display()))
+            .args([Path::new("install").as_os_str(), src.as_os_str()])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    assert_eq!(commands(&settings_value(&env.claude_settings())).len(), 2);
+    let out = env
+        .fable()
+        .current_dir(env.home.join(".claude"))
+        .env("FABLE_HOME", "../.fable")
+        .args([
+            Path::new("install").as_os_str(),
+            src.as_os_str(),
+            "--json".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"], false, "{v}");
+    assert!(commands(&settings_value(&env.claude_settings()))
+        .iter()
+        .all(|c| !c.contains("/../") && !c.contains("//")));
+    env.ok([Path::new("uninstall").as_os_str(), src.as_os_str()]);
+    assert!(commands(&settings_value(&env.claude_settings())).is_empty());
+}
+
+#[test]
+fn installing_dot_or_a_relative_name_leaves_look_alike_foreign_entries() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "myhooks");
+    let foreign = [
+        format!("sh {}/personal/myhooks/hooks/p.sh", env.root().display()),
+        "cd ~/notes && ./hooks/sync.sh".to_string(),
+    ];
+    let groups: Vec<Value> = foreign
+        .iter()
+        .map(|c| serde_json::json!({"hooks": [{"type": "command", "command": c}]}))
+        .collect();
+    write(
+        &env.claude_settings(),
+        &serde_json::json!({"hooks": {"SessionStart": groups}}).to_string(),
+    );
+    let out = env
+        .fable()
+        .current_dir(&src)
+        .args(["install", "."])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = env
+        .fable()
+        .current_dir(env.root())
+        .args(["install", "myhooks"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cmds = commands(&settings_value(&env.claude_settings()));
+    for f in &foreign {
+        assert!(cmds.contains(f), "foreign entry {f} was removed: {cmds:?}");
+    }
+}
+
+#[test]
+fn an_edit_made_while_an_install_runs_is_kept() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"sonnet\"}\n");
+    let child = env
+        .fable()
+        .env("FABLE_TEST_PAUSE_AT", "after-source")
+        .env("FABLE_TEST_PAUSE_SECS", "2")
+        .args([Path::new("install").as_os_str(), src.as_os_str()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the install has planned and synced the snapshot, then edit the file under it.
+    let start = std::time::Instant::now();
+    while !env.fable_home.join("journal").is_dir()
+        || std::fs::read_dir(env.fable_home.join("journal"))
+            .unwrap()
+            .next()
+            .is_none()
+    {
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "install never reached its pause point"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    write(
+        &env.claude_settings(),
+        "{\"model\": \"opus\", \"permissions\": {\"allow\": [\"Bash(ls)\"]}}\n",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = settings_value(&env.claude_settings());
+    assert_eq!(v["model"], "opus", "{v}");
+    assert_eq!(v["permissions"]["allow"][0], "Bash(ls)");
+    assert_eq!(commands(&v).len(), 2);
+    // The backup holds the bytes that were actually replaced.
+    let backups: Vec<String> = std::fs::read_dir(env.fable_home.join("backups"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| std::fs::read_to_string(f.path()).unwrap_or_default())
+        .collect();
+    assert!(backups.iter().any(|b| b.contains("opus")), "{backups:?}");
+}
+
+#[test]
+fn a_quoted_root_followed_by_a_path_is_validated_and_guarded() {
+    let env = TestEnv::new();
+    let src = env.root().join("plugin");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"python3 \"${CLAUDE_PLUGIN_ROOT}\"/hooks/missing.py"}]}]}}"#,
+    );
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hooks/missing.py"));
+    write(&src.join("hooks/missing.py"), "import sys; sys.exit(2)\n");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let cmd = commands(&settings_value(&env.claude_settings()))[0].clone();
+    assert!(cmd.starts_with("[ -e "), "{cmd}");
+    fable_snapshot_remove(&env.fable_home.join("sources"));
+    assert_eq!(
+        sh(&env, &cmd, "{}", &env.root().join("m")).status.code(),
+        Some(0),
+        "{cmd}"
+    );
+}
+
+#[test]
+fn a_gemini_hooks_object_with_settings_does_not_block_the_install() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(
+        &env.home.join(".gemini/settings.json"),
+        "{\"hooks\": {\"enabled\": true, \"BeforeTool\": []}}",
+    );
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let g = settings_value(&env.home.join(".gemini/settings.json"));
+    assert_eq!(g["hooks"]["enabled"], true);
+    assert_eq!(g["hooks"]["BeforeTool"].as_array().unwrap().len(), 1);
+    assert_eq!(commands(&settings_value(&env.claude_settings())).len(), 2);
+}
