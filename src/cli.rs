@@ -105,7 +105,17 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("fable: {e:#}");
-            1
+            let usage = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<fable_installer::Error>(),
+                    Some(fable_installer::Error::Usage(_))
+                )
+            });
+            if usage {
+                EXIT_USAGE
+            } else {
+                1
+            }
         }
     }
 }

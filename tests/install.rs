@@ -538,7 +538,7 @@ fn uninstall_rollback_gc_status_on_a_fresh_home_write_nothing() {
     let st = env.json(["status", "--json"]);
     assert_eq!(st["sources"], serde_json::json!([]));
     let out = env.run(["rollback"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not installed"));
     assert_eq!(tree_listing(&env.root()), listing);
 }
@@ -590,7 +590,7 @@ fn a_source_argument_can_never_delete_outside_the_store() {
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(2),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
@@ -770,4 +770,51 @@ fn a_gemini_hooks_object_with_settings_does_not_block_the_install() {
     assert_eq!(g["hooks"]["enabled"], true);
     assert_eq!(g["hooks"]["BeforeTool"].as_array().unwrap().len(), 1);
     assert_eq!(commands(&settings_value(&env.claude_settings())).len(), 2);
+}
+
+#[test]
+fn rollback_rewires_profiles_to_the_previous_manifest() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let before = std::fs::read_to_string(env.claude_settings()).unwrap();
+    // The next version renames the script and drops the Stop hook.
+    std::fs::rename(src.join("hooks/x.py"), src.join("hooks/y.py")).unwrap();
+    write(&src.join("hooks/hooks.json"), &MANIFEST.replace("x.py", "y.py").replace(",\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"python3 \\\"${CLAUDE_PLUGIN_ROOT}/hooks/y.py\\\" stop\", \"timeout\": 5}]}]", ""));
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let v = settings_value(&env.claude_settings());
+    assert!(commands(&v).iter().all(|c| c.contains("y.py")), "{v}");
+    env.ok([Path::new("rollback").as_os_str(), src.as_os_str()]);
+    let back = settings_value(&env.claude_settings());
+    assert_eq!(
+        back,
+        serde_json::from_str::<Value>(&before).unwrap(),
+        "{back}"
+    );
+    assert_eq!(state_of(&env, &src), "stale_but_stable");
+}
+
+#[test]
+fn a_host_or_profile_filter_that_matches_nothing_is_a_usage_error() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    for args in [
+        vec!["--host", "codex"],
+        vec!["--profile", "/nowhere/claude"],
+    ] {
+        let out = env
+            .fable()
+            .arg("install")
+            .arg(&src)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no profile matches") && err.contains(".claude"),
+            "{err}"
+        );
+    }
+    assert!(!env.fable_home.exists());
 }

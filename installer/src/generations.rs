@@ -46,10 +46,28 @@ pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Roll
             message: problem,
         });
     }
+    // Plan the profiles for the rolled-back manifest first: a file that cannot be planned
+    // stops the rollback before anything changes.
+    let manifest = {
+        let root = store.gen_dir(key, &to);
+        let path = root.join(fable_snapshot::source_set::MANIFEST_PATH);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let config = fable_snapshot::SourceConfig::load(&root)?;
+        fable_snapshot::Manifest::parse(&text, &path)?.with_overrides(config.hosts)
+    };
+    let checkouts: Vec<&std::path::Path> = record.source.iter().map(PathBuf::as_path).collect();
+    let plans = crate::profiles::discover(home)?
+        .iter()
+        .map(|p| crate::converge::plan_profile(home, p, key, Some(&manifest), &checkouts))
+        .collect::<Result<Vec<_>>>()?;
     store.switch_current(key, &to)?;
     record.previous = Some(from.clone());
     record.tree_hash = to.clone();
     store.write_record(&record)?;
+    // The wiring follows the generation (an event or script the newer one added is unwired).
+    for plan in &plans {
+        crate::converge::write_plan(home, plan)?;
+    }
     Ok(Rollback {
         key: key.to_string(),
         from,

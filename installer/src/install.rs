@@ -109,7 +109,18 @@ impl Plan {
 
 fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
     let prepared = sync::prepare(home, &opts.spec)?;
-    let selected = profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs);
+    let all = profiles::discover(home)?;
+    let known: Vec<String> = all
+        .iter()
+        .map(|p| format!("{} {}", p.host, p.dir.display()))
+        .collect();
+    let selected = profiles::filter(all, &opts.hosts, &opts.profile_dirs);
+    if selected.is_empty() && !(opts.hosts.is_empty() && opts.profile_dirs.is_empty()) {
+        return Err(crate::Error::Usage(format!(
+            "no profile matches --host/--profile (known profiles: {}); a host is enabled when its directory exists, or with `fable profile add HOST DIR`",
+            known.join(", ")
+        )));
+    }
     // Only the canonical checkout path identifies its unmigrated wiring: a path as typed
     // (`.`, a relative name) would match other commands.
     let checkouts: Vec<&Path> = prepared.source.iter().map(PathBuf::as_path).collect();

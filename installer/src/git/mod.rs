@@ -630,9 +630,6 @@ pub fn install(
     repo: Option<&Path>,
     opts: &InstallOptions,
 ) -> Result<GitReport, GitError> {
-    let (hooks, source_notes) = source_hooks(home, key)?;
-    let store = home.store();
-    let mut record = targets::load(&store, key)?;
     let resolved = match repo {
         Some(p) => Some(resolve::resolve(p, home.user_home())?),
         None if opts.hooks_path && opts.global => {
@@ -645,6 +642,19 @@ pub fn install(
             ))
         }
     };
+    install_resolved(home, key, resolved, opts)
+}
+
+/// [`install`] for an already resolved repository (`None` only with `--hooks-path --global`).
+fn install_resolved(
+    home: &FableHome,
+    key: &str,
+    resolved: Option<ResolvedRepo>,
+    opts: &InstallOptions,
+) -> Result<GitReport, GitError> {
+    let (hooks, source_notes) = source_hooks(home, key)?;
+    let store = home.store();
+    let mut record = targets::load(&store, key)?;
 
     let (report, ops, target) = if opts.hooks_path {
         plan_hooks_path(home, key, resolved.as_ref(), &hooks, opts, &record)?
@@ -695,6 +705,8 @@ pub fn install(
             hooks_path: None,
             previous_hooks_path: None,
             created_core_section: false,
+            git_dir: recorded_git_dir(r),
+            worktree: r.worktree.clone(),
         };
         (report, ops, target)
     };
@@ -741,6 +753,27 @@ fn apply_recorded(
         targets::save(store, key, new)?;
     }
     Ok(())
+}
+
+/// The git directory recorded for `r` (none for a synthetic `.git/`, which gix cannot open).
+fn recorded_git_dir(r: &ResolvedRepo) -> Option<PathBuf> {
+    (r.kind != RepoKind::Synthetic).then(|| r.git_dir.clone())
+}
+
+/// Re-resolves the repository of a recorded target: through its recorded git directory and
+/// worktree when known (so a repository set up with `GIT_DIR`/`GIT_WORK_TREE` is found without
+/// them), else by discovery from the recorded repository path. `None` when the target names
+/// no repository.
+fn resolve_target(home: &FableHome, t: &GitTarget) -> Option<Result<ResolvedRepo, GitError>> {
+    match (&t.git_dir, &t.repo) {
+        (Some(g), _) => Some(resolve::resolve_recorded(
+            g,
+            t.worktree.as_deref(),
+            home.user_home(),
+        )),
+        (None, Some(repo)) => Some(resolve::resolve(repo, home.user_home())),
+        (None, None) => None,
+    }
 }
 
 /// The config file a hooks-path install edits.
@@ -920,6 +953,12 @@ fn plan_hooks_path(
         hooks_path: Some(value),
         previous_hooks_path: previous,
         created_core_section,
+        git_dir: r
+            .filter(|_| scope == Scope::Local)
+            .and_then(recorded_git_dir),
+        worktree: r
+            .filter(|_| scope == Scope::Local)
+            .and_then(|r| r.worktree.clone()),
     };
     Ok((report, ops, target))
 }
@@ -1210,17 +1249,15 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
         };
         match t.mode {
             Mode::Direct => {
-                if let Some(repo) = &t.repo {
-                    match resolve::resolve(repo, home.user_home()) {
-                        Ok(r) if r.hooks_dir != t.hooks_dir => problems.push(format!(
-                            "{}: the effective hooks directory is now {} (core.hooksPath changed); fable's shims in {} no longer run",
-                            repo.display(),
-                            r.hooks_dir.display(),
-                            t.hooks_dir.display()
-                        )),
-                        Ok(_) => {}
-                        Err(e) => problems.push(e.to_string()),
-                    }
+                match resolve_target(home, &t) {
+                    Some(Ok(r)) if r.hooks_dir != t.hooks_dir => problems.push(format!(
+                        "{}: the effective hooks directory is now {} (core.hooksPath changed); fable's shims in {} no longer run",
+                        r.repo.display(),
+                        r.hooks_dir.display(),
+                        t.hooks_dir.display()
+                    )),
+                    Some(Ok(_)) | None => {}
+                    Some(Err(e)) => problems.push(e.to_string()),
                 }
                 for hook in &hooks {
                     let path = t.hooks_dir.join(hook);
@@ -1355,12 +1392,19 @@ fn converge_one(
                 force: false,
                 dry_run,
             };
-            let repo = if opts.global { None } else { t.repo.as_deref() };
-            install(home, key, repo, &opts)
+            if opts.global {
+                return install(home, key, None, &opts);
+            }
+            match resolve_target(home, t) {
+                Some(r) => install_resolved(home, key, Some(r?), &opts),
+                None => Err(GitError::NeedRepository(
+                    "the record of a repository-local core.hooksPath names no repository".into(),
+                )),
+            }
         }
         Mode::Direct => {
             if let Some(repo) = &t.repo {
-                if let Ok(r) = resolve::resolve(repo, home.user_home()) {
+                if let Some(Ok(r)) = resolve_target(home, t) {
                     if r.hooks_dir != t.hooks_dir {
                         return Err(GitError::Config {
                             path: repo.clone(),

@@ -100,12 +100,40 @@ pub fn resolve(dir: &Path, user_home: &Path) -> Result<ResolvedRepo, GitError> {
     resolve_repo(&repo, user_home)
 }
 
+/// Reopens a repository recorded at install time: its git directory `git_dir` as is (no
+/// discovery, no `GIT_DIR` from the environment), with `worktree` as its worktree root (as it
+/// was resolved then, possibly through `GIT_WORK_TREE`), and resolves its hooks directory.
+pub fn resolve_recorded(
+    git_dir: &Path,
+    worktree: Option<&Path>,
+    user_home: &Path,
+) -> Result<ResolvedRepo, GitError> {
+    let repo = gix::open_opts(git_dir, gix::open::Options::default().open_path_as_is(true))
+        .map_err(|e| GitError::NotARepository {
+            path: git_dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    resolve_repo_with(&repo, user_home, Some(worktree.map(normalise)))
+}
+
 /// Resolves the hooks directory of an opened repository.
 pub fn resolve_repo(repo: &gix::Repository, user_home: &Path) -> Result<ResolvedRepo, GitError> {
+    resolve_repo_with(repo, user_home, None)
+}
+
+/// [`resolve_repo`], with the worktree root given (`Some`) instead of taken from `repo`.
+fn resolve_repo_with(
+    repo: &gix::Repository,
+    user_home: &Path,
+    worktree_override: Option<Option<PathBuf>>,
+) -> Result<ResolvedRepo, GitError> {
     let cwd = repo.current_dir().to_path_buf();
     let git_dir = normalise(&cwd.join(repo.git_dir()));
     let common_dir = normalise(&cwd.join(repo.common_dir()));
-    let worktree = repo.workdir().map(|w| normalise(&cwd.join(w)));
+    let worktree = match worktree_override {
+        Some(w) => w,
+        None => repo.workdir().map(|w| normalise(&cwd.join(w))),
+    };
     let kind = match (&worktree, repo.kind()) {
         (None, _) => RepoKind::Bare,
         (Some(_), gix::repository::Kind::Submodule) => RepoKind::Submodule,

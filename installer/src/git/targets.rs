@@ -66,6 +66,15 @@ pub struct GitTarget {
     /// True when fable created the `[core]` section holding the value.
     #[serde(default)]
     pub created_core_section: bool,
+    /// The repository's (worktree-private) git directory, so that status and convergence
+    /// reopen exactly this repository, also when it was found through `GIT_DIR` /
+    /// `GIT_WORK_TREE` (which a later `fable status` does not have). `None` in records written
+    /// before it was kept, for a synthetic `.git/`, and for a global target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_dir: Option<PathBuf>,
+    /// The worktree root the repository was resolved with (`None` for a bare repository).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<PathBuf>,
 }
 
 impl GitTarget {
