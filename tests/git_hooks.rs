@@ -664,3 +664,49 @@ fn a_stray_fable_orig_is_neither_chained_nor_promoted() {
     assert!(!hooks.join("pre-commit").exists(), "the stray was promoted");
     assert_eq!(tree_listing(&hooks), before);
 }
+
+/// A repository installed into through `GIT_DIR`/`GIT_WORK_TREE` (its git directory is not
+/// `<worktree>/.git`) is reopened through its recorded git directory: a later plain
+/// `fable status` says `current` and `fable doctor` finds nothing to fix; drift there is still
+/// seen and `fable install` repairs it.
+#[test]
+fn a_git_dir_install_stays_current_without_the_environment() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    env.ok(["install", s(&src)]);
+    let wt = repo(&env, "envwt");
+    let gd = env.root().join("envwt.git");
+    std::fs::rename(wt.join(".git"), &gd).unwrap();
+    let out = env
+        .fable()
+        .env("GIT_DIR", &gd)
+        .env("GIT_WORK_TREE", &wt)
+        .current_dir(&wt)
+        .args(["install", "git-hooks", "--source", s(&src)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(gd.join("hooks/pre-commit").exists());
+
+    let (state, problems) = source_state(&env);
+    assert_eq!(state, "current", "{problems:?}");
+    let out = env.run(["doctor", "--no-probe"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Drift is still seen, and repaired without the environment.
+    std::fs::remove_file(gd.join("hooks/pre-commit")).unwrap();
+    assert_eq!(source_state(&env).0, "half_applied");
+    env.ok(["install", s(&src)]);
+    assert_eq!(source_state(&env).0, "current");
+    assert!(gd.join("hooks/pre-commit").exists());
+}
