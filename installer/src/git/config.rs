@@ -72,6 +72,67 @@ pub fn read_hooks_path(file: &Path) -> Result<Option<String>, GitError> {
         .map(|v| v.to_str_lossy().into_owned()))
 }
 
+/// The value of `core.hooksPath` in effect when a config file is read the way git reads it,
+/// with its includes followed, and the file that sets it (`file` itself or an included one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effective {
+    /// The raw value.
+    pub value: String,
+    /// The config file holding it.
+    pub file: PathBuf,
+}
+
+/// The effective `core.hooksPath` of `file` with `include.path` and `includeIf` followed
+/// (`gitdir:` conditions are matched against `git_dir` when given, and do not match
+/// otherwise; `~/` is `user_home`). `None` when neither the file nor anything it includes sets
+/// it.
+pub fn effective_hooks_path(
+    file: &Path,
+    user_home: &Path,
+    git_dir: Option<&Path>,
+) -> Result<Option<Effective>, GitError> {
+    let Some(mut bytes) = read_bytes(file)? else {
+        return Ok(None);
+    };
+    use gix::config::file::includes;
+    let interpolate = gix::config::path::interpolate::Context {
+        git_install_dir: None,
+        home_dir: Some(user_home),
+        home_for_user: Some(gix::config::path::interpolate::home_for_user),
+    };
+    let options = gix::config::file::init::Options {
+        includes: includes::Options::follow(
+            interpolate,
+            includes::conditional::Context {
+                git_dir,
+                branch_name: None,
+            },
+        ),
+        lossy: true,
+        ignore_io_errors: false,
+    };
+    let cfg = gix::config::File::from_bytes_owned(
+        &mut bytes,
+        gix::config::file::Metadata::from(gix::config::Source::User).at(file),
+        options,
+    )
+    .map_err(|e| GitError::Config {
+        path: file.to_path_buf(),
+        message: format!("cannot read it with its includes: {e}"),
+    })?;
+    Ok(cfg
+        .raw_value_with_section("core.hooksPath")
+        .ok()
+        .map(|(v, section)| Effective {
+            value: v.to_str_lossy().into_owned(),
+            file: section
+                .meta()
+                .path
+                .clone()
+                .unwrap_or_else(|| file.to_path_buf()),
+        }))
+}
+
 /// True when `file` has a `[core]` section (without subsection).
 pub fn has_core_section(file: &Path) -> Result<bool, GitError> {
     let Some(bytes) = read_bytes(file)? else {
@@ -90,6 +151,35 @@ pub fn write_hooks_path(
     file: &Path,
     value: Option<&str>,
     drop_empty_core: bool,
+    shared_repository: i32,
+) -> Result<bool, GitError> {
+    let edit = match value {
+        Some(v) => Edit::Set(v),
+        None => Edit::Unset { drop_empty_core },
+    };
+    edit_hooks_path(file, &edit, shared_repository)
+}
+
+/// A change of `core.hooksPath` in one config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit<'a> {
+    /// Set the value in place (the last `[core]` section holds it; one is added if none).
+    Set(&'a str),
+    /// Remove every `core.hooksPath` of the file; drop a `[core]` section left empty when
+    /// `drop_empty_core` (fable created it).
+    Unset { drop_empty_core: bool },
+    /// Add a new `[core]` section holding the value at the end of the file, after every
+    /// include, so that it overrides a value set by an included file.
+    Append(&'a str),
+    /// Undo [`Edit::Append`]: remove the last `core.hooksPath` equal to the value and its
+    /// section when that is left empty; nothing else changes.
+    RemoveAppended(&'a str),
+}
+
+/// Applies `edit` to `file` under git's lock protocol. Returns true when the file changed.
+pub fn edit_hooks_path(
+    file: &Path,
+    edit: &Edit<'_>,
     shared_repository: i32,
 ) -> Result<bool, GitError> {
     let err = |message: String| GitError::Config {
@@ -117,12 +207,56 @@ pub fn write_hooks_path(
             .map_err(|e| err(e.to_string()))?;
     }
     let mut cfg = parse(&real, before.as_deref().unwrap_or_default())?;
-    match value {
-        Some(v) => {
+    let unset = matches!(edit, Edit::Unset { .. } | Edit::RemoveAppended(_));
+    match *edit {
+        Edit::Set(v) => {
             cfg.set_raw_value("core.hooksPath", v.as_bytes().as_bstr())
                 .map_err(|e| err(e.to_string()))?;
         }
-        None => {
+        Edit::Append(v) => {
+            // A file not ending in a newline would glue the new header to its last line.
+            let ends_open = before
+                .as_deref()
+                .is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
+            if ends_open {
+                return Err(err(
+                    "does not end with a newline; add one and retry".to_string(),
+                ));
+            }
+            cfg.new_section("core", None)
+                .map_err(|e| err(e.to_string()))?
+                .push("hooksPath", Some(v.as_bytes().as_bstr()))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        Edit::RemoveAppended(v) => {
+            let ids: Vec<_> = cfg
+                .sections_and_ids_by_name("core")
+                .map(|it| {
+                    it.filter(|(s, _)| s.header().subsection_name().is_none())
+                        .filter(|(s, _)| {
+                            s.value("hooksPath")
+                                .is_some_and(|x| x.as_slice() == v.as_bytes())
+                        })
+                        .map(|(_, id)| id)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(id) = ids.last().copied() {
+                let empty = match cfg.section_mut_by_id(id) {
+                    Some(mut s) => {
+                        s.remove("hooksPath");
+                        let text = s.to_bstring();
+                        let body = text.split_once_str("]").map(|(_, b)| b).unwrap_or_default();
+                        s.num_values() == 0 && body.trim().is_empty()
+                    }
+                    None => false,
+                };
+                if empty {
+                    cfg.remove_section_by_id(id);
+                }
+            }
+        }
+        Edit::Unset { drop_empty_core } => {
             let ids: Vec<_> = cfg
                 .sections_and_ids_by_name("core")
                 .map(|it| {
@@ -150,7 +284,7 @@ pub fn write_hooks_path(
     }
     let mut out = Vec::new();
     cfg.write_to(&mut out).map_err(|e| err(e.to_string()))?;
-    if before.as_deref() == Some(out.as_slice()) || (before.is_none() && value.is_none()) {
+    if before.as_deref() == Some(out.as_slice()) || (before.is_none() && unset) {
         // Nothing to change; dropping the lock removes it.
         return Ok(false);
     }
@@ -198,6 +332,34 @@ mod tests {
         assert_eq!(read_hooks_path(&p).unwrap().as_deref(), Some("~/h"));
         write_hooks_path(&p, None, true, 0).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+    }
+
+    #[test]
+    fn included_value_is_effective_and_an_appended_value_overrides_it_and_goes_again() {
+        let d = tempfile::tempdir().unwrap();
+        let inc = d.path().join("inc");
+        std::fs::write(&inc, "[core]\n\thooksPath = /team\n").unwrap();
+        let p = d.path().join("gitconfig");
+        let original = format!(
+            "[core]\n\teditor = vim\n[include]\n\tpath = {}\n[user]\n\tname = me\n",
+            inc.display()
+        );
+        std::fs::write(&p, &original).unwrap();
+        assert_eq!(read_hooks_path(&p).unwrap(), None);
+        let eff = effective_hooks_path(&p, d.path(), None).unwrap().unwrap();
+        assert_eq!(eff.value, "/team");
+        assert_eq!(eff.file, inc);
+        // Setting in place would land in the [core] section before the include: shadowed.
+        edit_hooks_path(&p, &Edit::Append("/fable/"), 0).unwrap();
+        let eff = effective_hooks_path(&p, d.path(), None).unwrap().unwrap();
+        assert_eq!((eff.value.as_str(), eff.file.as_path()), ("/fable/", p.as_path()));
+        assert_eq!(read_hooks_path(&inc).unwrap().as_deref(), Some("/team"));
+        edit_hooks_path(&p, &Edit::RemoveAppended("/fable/"), 0).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+        assert_eq!(
+            effective_hooks_path(&p, d.path(), None).unwrap().unwrap().file,
+            inc
+        );
     }
 
     #[test]
