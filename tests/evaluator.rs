@@ -1470,3 +1470,49 @@ fn a_fable_dir_owned_by_another_user_is_not_trusted() {
     assert_eq!(code(&o), 2);
     assert!(stderr(&o).contains("evil.example"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_stale_lock_whose_pid_was_reused_is_recovered() {
+    let p = Proj::new();
+    let lock = p.fable_dir().join("state.lock");
+    // A live, long-lived process now holds the crashed holder's pid.
+    let mut reuser = Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = reuser.id();
+    // The crashed holder recorded another start time than the live process has.
+    std::fs::write(&lock, format!("{pid} 1-123-0 1\n")).unwrap();
+    let o = p.hook("post-tool-use", p.write_payload());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(p.state()["mutationGeneration"], 1, "{}", stderr(&o));
+    assert_eq!(tokens(&p), 0, "not turned into debt");
+    assert!(!lock.exists());
+    assert_eq!(code(&p.hook("stop", p.stop_payload(true))), 0);
+    // An old-format lock (pid only) of the live pid: respected while young, with the recovery
+    // step named; stale after the age bound.
+    std::fs::write(&lock, format!("{pid} 1-123-0\n")).unwrap();
+    let o = p
+        .env
+        .fable()
+        .current_dir(&p.root)
+        .args(["state", "--sync"])
+        .env("FABLE_LOCK_WAIT_MS", "50")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 1);
+    assert!(
+        stderr(&o).contains(&format!("rm '{}'", lock.display()))
+            && stderr(&o).contains("fable state --sync"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let o = p.cmd(&["state", "--sync"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!lock.exists());
+    reuser.kill().unwrap();
+    reuser.wait().unwrap();
+}

@@ -45,7 +45,12 @@ pub enum Error {
         reason: String,
     },
     /// The state lock could not be taken within the bounded wait.
-    #[error("state lock {} is busy (held by pid {holder})", path.display())]
+    #[error(
+        "state lock {} is busy (held by pid {holder}). If no fable command or hook is running, \
+         it was left by a crash: remove it (`rm '{}'`), then run `fable state --sync`",
+        path.display(),
+        path.display()
+    )]
     LockBusy {
         /// The lock file.
         path: PathBuf,

@@ -1,10 +1,15 @@
 //! The state transaction lock `.fable/state.lock`.
 //!
 //! Taken by exclusive creation (`O_CREAT | O_EXCL | O_NOFOLLOW`); the file records
-//! `<pid> <unique token>`. Waiting is bounded (polling with a short backoff). A lock is stale
-//! only when its recorded pid is dead (`kill(pid, 0)` reports `ESRCH`); a lock whose content is
-//! unreadable (its holder died between creating and writing it) is treated as stale after
-//! [`UNKNOWN_HOLDER_GRACE`]. Breaking a stale lock is itself serialised through
+//! `<pid> <unique token> <start time>`, the start time being the holder's
+//! `/proc/<pid>/stat` field 22 (clock ticks after boot; omitted where `/proc` is unavailable).
+//! Waiting is bounded (polling with a short backoff). A lock is stale when its recorded pid is
+//! dead (`kill(pid, 0)` reports `ESRCH`) or, since pids are reused, when the process now
+//! holding that pid started at another time than the one recorded. A lock without a start
+//! time (written by an older fable, or where `/proc` could not be read) whose pid is alive is
+//! respected for [`PID_ONLY_MAX_AGE`] (a transaction takes milliseconds), then stale. A lock
+//! whose content is unreadable (its holder died between creating and writing it) is treated
+//! as stale after [`UNKNOWN_HOLDER_GRACE`]. Breaking a stale lock is itself serialised through
 //! `.fable/state.lock.break`, and the stale content is re-read under it, so two waiters can
 //! never both break the lock and delete a fresh one. Release removes the file only if it still
 //! holds this holder's token.
@@ -18,6 +23,9 @@ use crate::fs_safety::{self, check_file, create_new, unique_name};
 
 /// How long a lock without a readable pid is respected.
 pub const UNKNOWN_HOLDER_GRACE: Duration = Duration::from_secs(30);
+/// How long a lock of a live pid is respected when the holder's start time cannot be
+/// compared (an old-format lock, or `/proc` unreadable): the pid may have been reused.
+pub const PID_ONLY_MAX_AGE: Duration = Duration::from_secs(600);
 const BREAKER_GRACE: Duration = Duration::from_secs(5);
 
 /// A held lock; released on drop.
@@ -31,7 +39,11 @@ impl Lock {
     /// Takes the lock `path`, waiting at most `wait`.
     pub fn acquire(path: &Path, wait: Duration) -> Result<Lock> {
         let deadline = Instant::now() + wait;
-        let content = format!("{} {}\n", std::process::id(), unique_name("", ""));
+        let pid = std::process::id();
+        let content = match start_time(pid) {
+            Some(start) => format!("{pid} {} {start}\n", unique_name("", "")),
+            None => format!("{pid} {}\n", unique_name("", "")),
+        };
         let mut backoff = Duration::from_micros(500);
         loop {
             check_file(path)?;
@@ -92,18 +104,39 @@ fn holder(path: &Path) -> String {
     }
 }
 
-/// Whether the lock content names a dead holder (or an unknown one past the grace period).
+/// The start time of process `pid`: field 22 of `/proc/<pid>/stat` (clock ticks after boot),
+/// read after the last `)` since the command name (field 2) may hold spaces and parentheses.
+/// `None` where `/proc` is unavailable or the process is gone.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
+    // Field 3 (state) is the first after the name, so field 22 is the 20th.
+    std::str::from_utf8(after)
+        .ok()?
+        .split_ascii_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
+}
+
+/// Whether the lock content names a dead holder, a reused pid, or an unknown one past the
+/// grace period (see the module documentation).
 fn is_stale(path: &Path, content: &[u8]) -> bool {
     let text = String::from_utf8_lossy(content);
-    match text
-        .split_whitespace()
-        .next()
-        .and_then(|p| p.parse::<i32>().ok())
-    {
+    let mut fields = text.split_whitespace();
+    let pid = fields.next().and_then(|p| p.parse::<i32>().ok());
+    let recorded_start = fields.nth(1).and_then(|s| s.parse::<u64>().ok());
+    match pid {
         Some(pid) if pid > 0 => {
             // SAFETY: kill with signal 0 performs only the existence/permission check.
             let r = unsafe { libc::kill(pid, 0) };
-            r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+            if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                return true;
+            }
+            match (recorded_start, start_time(pid as u32)) {
+                (Some(recorded), Some(now)) => recorded != now,
+                _ => age(path).is_some_and(|a| a > PID_ONLY_MAX_AGE),
+            }
         }
         _ => age(path).is_some_and(|a| a > UNKNOWN_HOLDER_GRACE),
     }
@@ -178,5 +211,51 @@ mod tests {
             Err(Error::Unsafe { .. })
         ));
         assert!(!target.exists());
+    }
+
+    fn set_age(p: &Path, age: Duration) {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(SystemTime::now() - age)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_reused_pid_does_not_hold_a_dead_holders_lock() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state.lock");
+        let me = std::process::id();
+        let Some(start) = start_time(me) else {
+            eprintln!("skipped: no /proc/<pid>/stat here");
+            return;
+        };
+        assert_eq!(start_time(me), Some(start), "stable");
+        // Our own lock records our start time.
+        let a = Lock::acquire(&p, Duration::from_millis(10)).unwrap();
+        let content = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            content.trim_end().ends_with(&format!(" {start}")),
+            "{content}"
+        );
+        drop(a);
+        // A live pid with its own start time holds the lock.
+        std::fs::write(&p, format!("{me} other {start}\n")).unwrap();
+        let e = Lock::acquire(&p, Duration::from_millis(30)).unwrap_err();
+        assert!(
+            e.to_string().contains("rm '"),
+            "names the recovery step: {e}"
+        );
+        // The same pid with another start time is a dead holder whose pid was reused.
+        std::fs::write(&p, format!("{me} crashed {}\n", start + 1)).unwrap();
+        drop(Lock::acquire(&p, Duration::from_millis(200)).unwrap());
+        assert!(!p.exists());
+        // An old-format lock (pid only) of a live pid: respected while young, stale when old.
+        std::fs::write(&p, format!("{me} old-format\n")).unwrap();
+        assert!(Lock::acquire(&p, Duration::from_millis(30)).is_err());
+        set_age(&p, PID_ONLY_MAX_AGE + Duration::from_secs(60));
+        drop(Lock::acquire(&p, Duration::from_millis(200)).unwrap());
+        assert!(!p.exists());
     }
 }
