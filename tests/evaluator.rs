@@ -1516,3 +1516,34 @@ fn a_stale_lock_whose_pid_was_reused_is_recovered() {
     reuser.kill().unwrap();
     reuser.wait().unwrap();
 }
+
+#[test]
+fn a_lock_that_cannot_be_written_is_not_left_behind() {
+    let p = Proj::new();
+    // `ulimit -f 0` makes every write that grows a file fail (EFBIG, SIGXFSZ ignored), so the
+    // hook creates state.lock but cannot write its holder into it.
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 0; exec \"$0\" hook post-tool-use",
+        ])
+        .arg(util::fable_bin())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &p.env.home)
+        .env("FABLE_HOME", &p.env.fable_home)
+        .env("FABLE_LOCK_WAIT_MS", "50")
+        .current_dir(&p.root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "fails open: {}", stderr(&o));
+    assert!(stderr(&o).contains("state.lock"), "{}", stderr(&o));
+    assert!(
+        !p.fable_dir().join("state.lock").exists(),
+        "an empty lock would block every transaction for 30 s"
+    );
+    // The next transaction takes the lock at once.
+    let o = p.cmd(&["state", "--sync"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}

@@ -49,8 +49,18 @@ impl Lock {
             check_file(path)?;
             match create_new(path) {
                 Ok(mut f) => {
-                    f.write_all(content.as_bytes())
-                        .map_err(|e| Error::io("write", path, e))?;
+                    if let Err(e) = f.write_all(content.as_bytes()) {
+                        drop(f);
+                        // Created exclusively by us and holding no complete holder: remove it,
+                        // or every waiter would respect it for UNKNOWN_HOLDER_GRACE. (A partial
+                        // write is a prefix of our content; anything else is not ours.)
+                        if let Ok(Some(b)) = fs_safety::read_file(path, 4096) {
+                            if content.as_bytes().starts_with(&b) {
+                                let _ = std::fs::remove_file(path);
+                            }
+                        }
+                        return Err(Error::io("write", path, e));
+                    }
                     return Ok(Lock {
                         path: path.to_path_buf(),
                         content,
