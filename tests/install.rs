@@ -818,3 +818,29 @@ fn a_host_or_profile_filter_that_matches_nothing_is_a_usage_error() {
     }
     assert!(!env.fable_home.exists());
 }
+
+#[test]
+fn restore_gives_back_files_whose_containers_fable_emptied() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let cursor = env.home.join(".cursor/hooks.json");
+    write(&cursor, "{\n  \"hooks\": {}\n}\n");
+    let claude = "{\"model\":\"opus\",\"hooks\":{\"PreToolUse\":[]}}";
+    write(&env.claude_settings(), claude);
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(settings_value(&cursor)["version"], 1);
+    let out = env.ok([
+        Path::new("uninstall").as_os_str(),
+        src.as_os_str(),
+        "--restore".as_ref(),
+    ]);
+    assert!(!out.contains("changed since"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&cursor).unwrap(),
+        "{\n  \"hooks\": {}\n}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        claude
+    );
+}

@@ -43,8 +43,6 @@ pub struct Prepared {
     pub key: String,
     /// The checkout's real path (`None` for the default source).
     pub source: Option<PathBuf>,
-    /// The path as the user gave it (for legacy-wiring detection through symlinks).
-    pub given: Option<PathBuf>,
     pub files: Vec<SourceFile>,
     pub config: SourceConfig,
     pub manifest: Manifest,
@@ -79,10 +77,9 @@ impl Prepared {
 /// Reads, validates and hashes a source without writing anything.
 pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
     let store = home.store();
-    let (key, source, given, files, config) = match spec {
+    let (key, source, files, config) = match spec {
         SourceSpec::Default => (
             DEFAULT_KEY.to_string(),
-            None,
             None,
             default_source::files()?,
             SourceConfig::default(),
@@ -97,13 +94,7 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
             }
             let config = SourceConfig::load(&real)?;
             let files = source_paths(&real, &config)?;
-            (
-                source_key(&real),
-                Some(real),
-                Some(p.clone()),
-                files,
-                config,
-            )
+            (source_key(&real), Some(real), files, config)
         }
     };
     let manifest_file = files.iter().find(|f| f.rel == MANIFEST_PATH);
@@ -133,7 +124,6 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
     Ok(Prepared {
         key,
         source,
-        given,
         files,
         config,
         manifest,

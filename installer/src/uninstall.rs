@@ -110,7 +110,10 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
                 let now = crate::converge::read_settings(path)?;
                 let now_doc = Document::parse(path, now.clone())?;
                 let orig_doc = Document::parse(path, original.clone())?;
-                if now_doc.value != orig_doc.value {
+                let host = plan.profile.host;
+                if comparable(&now_doc.value, &orig_doc.value, host)
+                    != comparable(&orig_doc.value, &orig_doc.value, host)
+                {
                     report.notes.push(format!(
                         "{}: changed since fable first wrote it; kept as is (the original is in {})",
                         path.display(),
@@ -125,7 +128,10 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
                         report.changed = true;
                     }
                     None if now.is_some() => {
-                        std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+                        // The file did not exist: remove what fable created, not a symlink
+                        // the user had already placed there.
+                        let real = fable_snapshot::fsutil::resolve_link_chain(path)?;
+                        std::fs::remove_file(&real).map_err(|e| Error::io(&real, e))?;
                         report.restored.push(path.clone());
                         report.changed = true;
                     }
@@ -161,4 +167,29 @@ fn collect_git(
             Err(e) => report.notes.push(format!("git: {e}")),
         }
     }
+}
+
+/// A settings value as `--restore` compares it with the original: empty event lists, an empty
+/// `hooks` object and required fields fable added (Cursor's `version`) do not count as the
+/// user's changes.
+fn comparable(
+    v: &serde_json::Value,
+    original: &serde_json::Value,
+    host: crate::hosts::Host,
+) -> serde_json::Value {
+    let mut v = v.clone();
+    if let Some(obj) = v.as_object_mut() {
+        for (k, _) in host.required_fields() {
+            if original.get(k).is_none() {
+                obj.shift_remove(k);
+            }
+        }
+        if let Some(serde_json::Value::Object(h)) = obj.get_mut("hooks") {
+            h.retain(|_, e| !matches!(e, serde_json::Value::Array(a) if a.is_empty()));
+        }
+        if matches!(obj.get("hooks"), Some(serde_json::Value::Object(h)) if h.is_empty()) {
+            obj.shift_remove("hooks");
+        }
+    }
+    v
 }

@@ -108,11 +108,15 @@ pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership 
     for c in checkouts {
         legacy.extend(path_markers(&format!("{}/hooks/", c.display())));
     }
-    let live_keys = home.store().keys().unwrap_or_default();
+    // Without a reliable list of installed keys no entry may be called an orphan.
+    let (fable, live_keys) = match home.store().keys() {
+        Ok(keys) => (path_markers(&home.sources_prefix()), keys),
+        Err(_) => (Vec::new(), Vec::new()),
+    };
     Ownership {
         mine,
         legacy,
-        fable: path_markers(&home.sources_prefix()),
+        fable,
         live_keys,
     }
 }

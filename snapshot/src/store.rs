@@ -164,6 +164,17 @@ impl Store {
                     .and_then(|f| f.sync_all())
                     .at(&target)?;
             }
+            // Directory entries must be durable too before the rename publishes the generation.
+            let mut dirs: Vec<PathBuf> = files
+                .iter()
+                .filter_map(|f| tmp.join(&f.rel).parent().map(Path::to_path_buf))
+                .collect();
+            dirs.sort();
+            dirs.dedup();
+            for d in dirs.iter().rev() {
+                fsync_dir(d)?;
+            }
+            fsync_dir(&tmp)?;
             let got = self.hash_dir(&tmp)?;
             if got != hash {
                 return Err(Error::Corrupt {

@@ -50,6 +50,14 @@ pub enum GitError {
     /// `core.hooksPath` holds a value that is not fable's and `--force` was not given.
     #[error("{file}: core.hooksPath is already {value:?}, which is not fable's; pass --force to replace it (the previous value is recorded and restored by `fable uninstall git-hooks --hooks-path`)")]
     ForeignHooksPath { file: PathBuf, value: String },
+    /// The effective `core.hooksPath` of the file comes from a file it includes, is not
+    /// fable's, and `--force` was not given.
+    #[error("{file}: core.hooksPath is already {value:?}, set in {included} (included from {file}), which is not fable's. fable never edits an included file; setting fable's value in {file} itself would override that one. Pass --force to do so (`fable uninstall git-hooks --hooks-path` removes fable's value again, so {value:?} from {included} applies again)")]
+    ForeignIncludedHooksPath {
+        file: PathBuf,
+        included: PathBuf,
+        value: String,
+    },
     /// A foreign hook cannot be kept aside: `<name>.fable-orig` exists already.
     #[error("{path} is not fable's and {orig} already exists, so the hook cannot be kept aside; move one of them away and retry")]
     OrigConflict { path: PathBuf, orig: PathBuf },
@@ -232,7 +240,21 @@ enum Op {
         value: Option<String>,
         drop_empty_core: bool,
         shared: i32,
+        /// How `value` is written: in place, or in a `[core]` section of fable's own at the
+        /// end of the file (added, or with `value` removed again).
+        how: HowSet,
     },
+}
+
+/// How [`Op::SetHooksPath`] edits the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HowSet {
+    /// Set `value` in place, or unset every `core.hooksPath` (`value` = `None`).
+    InPlace,
+    /// Append a `[core]` section holding `value` at the end (overrides an included value).
+    Append,
+    /// Remove the appended `value` (and its section when left empty).
+    RemoveAppended,
 }
 
 impl Op {
@@ -299,8 +321,19 @@ impl Op {
                 value,
                 drop_empty_core,
                 shared,
-            } => config::write_hooks_path(file, value.as_deref(), *drop_empty_core, *shared)
-                .map(|_| ()),
+                how,
+            } => {
+                let v = value.as_deref().unwrap_or_default();
+                let edit = match (how, value) {
+                    (HowSet::InPlace, Some(v)) => config::Edit::Set(v),
+                    (HowSet::InPlace, None) => config::Edit::Unset {
+                        drop_empty_core: *drop_empty_core,
+                    },
+                    (HowSet::Append, _) => config::Edit::Append(v),
+                    (HowSet::RemoveAppended, _) => config::Edit::RemoveAppended(v),
+                };
+                config::edit_hooks_path(file, &edit, *shared).map(|_| ())
+            }
         }
     }
 }
@@ -705,6 +738,8 @@ fn install_resolved(
             hooks_path: None,
             previous_hooks_path: None,
             created_core_section: false,
+            appended_core_section: false,
+            previous_included: None,
             git_dir: recorded_git_dir(r),
             worktree: r.worktree.clone(),
         };
@@ -866,24 +901,60 @@ fn plan_hooks_path(
     let value = hooks_path_value(home, key);
     let shim_dir = targets::hooks_path_dir(&home.store(), key);
     let current = config::read_hooks_path(&file)?;
+    // What git would use: a value set by an included file counts (it may shadow the file's
+    // own value, or be the only one).
+    let git_dir = r.filter(|r| r.kind != RepoKind::Synthetic).map(|r| r.git_dir.as_path());
+    let effective = config::effective_hooks_path(&file, home.user_home(), git_dir)?;
+    let included = effective.clone().filter(|e| e.file != file);
     let previous_target = record
         .targets
         .iter()
         .find(|t| t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()));
     let mut ops = plan_hooks_path_shims(home, key, hooks);
     let mut report = report_base(key, Mode::HooksPath, r, &shim_dir);
-    let same =
-        current.as_deref().map(|c| c.trim_end_matches('/')) == Some(value.trim_end_matches('/'));
-    let (previous, created_core_section) = match previous_target {
-        // Keep what was there before fable's first install.
-        Some(t) => (t.previous_hooks_path.clone(), t.created_core_section),
-        None => (
-            if same { None } else { current.clone() },
-            !config::has_core_section(&file)?,
-        ),
-    };
+    let same = effective
+        .as_ref()
+        .map(|e| e.value.trim_end_matches('/'))
+        == Some(value.trim_end_matches('/'));
+    // Overriding an included value: fable's own [core] section at the end of the file.
+    let append = !same && included.is_some();
+    let (previous, created_core_section, appended_core_section, previous_included) =
+        match previous_target {
+            // Keep what was there before fable's first install.
+            Some(t) => (
+                t.previous_hooks_path.clone(),
+                t.created_core_section,
+                t.appended_core_section || append,
+                t.previous_included.clone(),
+            ),
+            None => (
+                if same { None } else { current.clone() },
+                !append && !config::has_core_section(&file)?,
+                append,
+                included
+                    .as_ref()
+                    .filter(|_| append)
+                    .map(|e| (e.file.clone(), e.value.clone())),
+            ),
+        };
     if !same {
-        if let Some(cur) = &current {
+        if let Some(inc) = &included {
+            if !opts.force {
+                return Err(GitError::ForeignIncludedHooksPath {
+                    file,
+                    included: inc.file.clone(),
+                    value: inc.value.clone(),
+                });
+            }
+            report.notes.push(format!(
+                "core.hooksPath = {:?} comes from {} (included from {}); fable's value is added at the end of {} to override it ({} is not edited)",
+                inc.value,
+                inc.file.display(),
+                file.display(),
+                file.display(),
+                inc.file.display()
+            ));
+        } else if let Some(cur) = &current {
             let ours_before = previous_target.and_then(|t| t.hooks_path.as_deref()) == Some(cur);
             if !ours_before && !opts.force {
                 return Err(GitError::ForeignHooksPath {
@@ -901,12 +972,17 @@ fn plan_hooks_path(
             } else {
                 0
             },
+            how: if append {
+                HowSet::Append
+            } else {
+                HowSet::InPlace
+            },
         });
     }
     report.hooks_path = Some(HooksPathChange {
         file: file.clone(),
         scope,
-        previous: current.clone(),
+        previous: effective.as_ref().map(|e| e.value.clone()),
         value: Some(value.clone()),
         changed: !same,
     });
@@ -953,6 +1029,8 @@ fn plan_hooks_path(
         hooks_path: Some(value),
         previous_hooks_path: previous,
         created_core_section,
+        appended_core_section,
+        previous_included,
         git_dir: r
             .filter(|_| scope == Scope::Local)
             .and_then(recorded_git_dir),
@@ -1040,13 +1118,33 @@ fn plan_hooks_path_uninstall(
     let mut ops = Vec::new();
     let ours_now =
         current.as_deref().map(|c| c.trim_end_matches('/')) == Some(value.trim_end_matches('/'));
-    let restore_to = target.as_ref().and_then(|t| t.previous_hooks_path.clone());
-    if ours_now {
+    let appended = target.as_ref().is_some_and(|t| t.appended_core_section);
+    let mut restore_to = target.as_ref().and_then(|t| t.previous_hooks_path.clone());
+    if ours_now && appended {
+        // Only fable's own trailing [core] section goes; the file's own value (if any) and
+        // the included one are as they were.
+        ops.push(Op::SetHooksPath {
+            file: file.clone(),
+            value: Some(current.clone().unwrap_or_default()),
+            drop_empty_core: true,
+            shared: resolved.map(|r| r.shared_repository).unwrap_or(0),
+            how: HowSet::RemoveAppended,
+        });
+        if let Some((inc, v)) = target.as_ref().and_then(|t| t.previous_included.clone()) {
+            report.notes.push(format!(
+                "core.hooksPath = {v:?} from {} (included from {}) applies again",
+                inc.display(),
+                file.display()
+            ));
+            restore_to = Some(v);
+        }
+    } else if ours_now {
         ops.push(Op::SetHooksPath {
             file: file.clone(),
             value: restore_to.clone(),
             drop_empty_core: target.as_ref().is_some_and(|t| t.created_core_section),
             shared: resolved.map(|r| r.shared_repository).unwrap_or(0),
+            how: HowSet::InPlace,
         });
     } else if let Some(cur) = &current {
         report.notes.push(format!(
@@ -1281,15 +1379,23 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
             }
             Mode::HooksPath => {
                 if let Some(file) = &t.config_file {
-                    match config::read_hooks_path(file) {
+                    match config::effective_hooks_path(
+                        file,
+                        home.user_home(),
+                        t.git_dir.as_deref(),
+                    ) {
                         Ok(v)
-                            if v.as_deref().map(|v| v.trim_end_matches('/'))
+                            if v.as_ref().map(|v| v.value.trim_end_matches('/'))
                                 == t.hooks_path.as_deref().map(|v| v.trim_end_matches('/')) => {}
                         Ok(v) => problems.push(format!(
                             "{}: core.hooksPath is {} instead of fable's {:?}",
                             file.display(),
-                            v.map(|v| format!("{v:?}"))
-                                .unwrap_or_else(|| "unset".into()),
+                            match v {
+                                Some(v) if &v.file != file =>
+                                    format!("{:?} (set in the included {})", v.value, v.file.display()),
+                                Some(v) => format!("{:?}", v.value),
+                                None => "unset".into(),
+                            },
                             t.hooks_path.as_deref().unwrap_or_default()
                         )),
                         Err(e) => problems.push(e.to_string()),

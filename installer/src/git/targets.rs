@@ -66,6 +66,14 @@ pub struct GitTarget {
     /// True when fable created the `[core]` section holding the value.
     #[serde(default)]
     pub created_core_section: bool,
+    /// True when fable appended its own `[core]` section at the end of the file, to override a
+    /// value set by an included file (`--force`); uninstall removes just that section.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub appended_core_section: bool,
+    /// The value that was in effect before through an included file (`[file, value]`), which
+    /// applies again after uninstall; fable never edits that file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_included: Option<(PathBuf, String)>,
     /// The repository's (worktree-private) git directory, so that status and convergence
     /// reopen exactly this repository, also when it was found through `GIT_DIR` /
     /// `GIT_WORK_TREE` (which a later `fable status` does not have). `None` in records written
