@@ -710,3 +710,60 @@ fn a_git_dir_install_stays_current_without_the_environment() {
     assert_eq!(source_state(&env).0, "current");
     assert!(gd.join("hooks/pre-commit").exists());
 }
+
+/// A foreign `core.hooksPath` that reaches the global config through `include.path` decides
+/// like one set there directly: refused without `--force` (naming the included file and the
+/// value); with it, fable's value goes at the end of the global file (a `[core]` section
+/// before the include would be shadowed), the included file is never edited, and uninstall
+/// restores the global file byte-identical so the included value applies again.
+#[test]
+fn a_foreign_hooks_path_from_an_included_file_needs_force() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    env.ok(["install", s(&src)]);
+    let r = repo(&env, "inc");
+    let team = env.root().join("team-hooks");
+    let inc = env.root().join("team.gitconfig");
+    write(&inc, &format!("[core]\n\thooksPath = {}\n", team.display()));
+    let mut global = std::fs::read_to_string(&env.git_global).unwrap();
+    global.push_str(&format!(
+        "[core]\n\tautocrlf = false\n[include]\n\tpath = {}\n",
+        inc.display()
+    ));
+    std::fs::write(&env.git_global, &global).unwrap();
+    let effective = || {
+        env.git_ok(&r, &["config", "core.hooksPath"])
+            .trim_end()
+            .to_string()
+    };
+    assert_eq!(effective(), s(&team));
+    let inc_before = std::fs::read(&inc).unwrap();
+
+    let args = ["install", "git-hooks", "--hooks-path", "--global"];
+    let out = env.run(args.iter().chain(&["--source", s(&src)]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(s(&inc)) && err.contains(s(&team)) && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&env.git_global).unwrap(), global);
+    assert_eq!(effective(), s(&team));
+
+    let j = env.json(args.iter().chain(&["--force", "--json"]));
+    assert_eq!(j["hooks_path"]["previous"], s(&team), "{j}");
+    let shim_dir = j["shim_dir"].as_str().unwrap();
+    assert_eq!(effective(), format!("{shim_dir}/"), "fable's value is in effect");
+    assert_eq!(std::fs::read(&inc).unwrap(), inc_before);
+    assert!(commit(&env, &r, "a").status.success());
+    assert_eq!(marker_lines(&env), vec!["fable inc"]);
+    assert_eq!(source_state(&env).0, "current");
+    // Converges without --force (fable's own value is in effect).
+    let j = env.json(args.iter().chain(&["--json"]));
+    assert_eq!(j["changed"], false, "{j}");
+
+    env.ok(["uninstall", "git-hooks", "--hooks-path", "--global"]);
+    assert_eq!(std::fs::read_to_string(&env.git_global).unwrap(), global);
+    assert_eq!(std::fs::read(&inc).unwrap(), inc_before);
+    assert_eq!(effective(), s(&team));
+}
