@@ -844,3 +844,32 @@ fn restore_gives_back_files_whose_containers_fable_emptied() {
         claude
     );
 }
+
+#[test]
+fn read_only_and_bom_settings_are_refused_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"opus\"}\n");
+    std::fs::set_permissions(
+        env.claude_settings(),
+        std::fs::Permissions::from_mode(0o444),
+    )
+    .unwrap();
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        "{\"model\": \"opus\"}\n"
+    );
+    std::fs::set_permissions(
+        env.claude_settings(),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    write(&env.claude_settings(), "\u{feff}{\"model\": \"opus\"}\n");
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("byte-order mark"));
+}

@@ -94,6 +94,9 @@ pub fn plan_profile(
         &desired,
         &own,
     )?;
+    if !patch.is_empty() {
+        refuse_read_only(&profile.path)?;
+    }
     Ok(ProfilePlan {
         profile: profile.clone(),
         before,
@@ -176,4 +179,17 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// A settings file without its owner's write bit was made read-only on purpose: fable does not
+/// replace it behind the user's back (the atomic rename would).
+fn refuse_read_only(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Ok(md) if md.permissions().mode() & 0o200 == 0 => Err(Error::Invalid {
+            path: path.to_path_buf(),
+            message: "is read-only; make it writable (chmod u+w) to let fable wire it, or leave this profile out with --host/--profile".into(),
+        }),
+        _ => Ok(()),
+    }
 }

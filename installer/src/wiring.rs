@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use sha2::Digest;
+
 use fable_snapshot::manifest::{expand_command, shell_quote, Manifest};
 
 use crate::home::FableHome;
@@ -30,7 +32,6 @@ pub fn registered_command(command: &str, stable_root: &Path, host: Host) -> Stri
 pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired, Vec<String>) {
     let mut events = Vec::new();
     let mut skipped = Vec::new();
-    let mut index = 0;
     let key = stable_root
         .parent()
         .and_then(Path::file_name)
@@ -66,12 +67,20 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                 .hooks
                 .iter()
                 .map(|h| {
-                    index += 1;
+                    let command = registered_command(&h.command, stable_root, host);
+                    // Named by what it is, not by position: adding a hook to the source
+                    // does not rename the others (a user's list of disabled hooks stays right).
+                    let id = sha2::Sha256::digest(format!(
+                        "{name}\0{}\0{}",
+                        matcher.as_deref().unwrap_or(""),
+                        h.command
+                    ));
+                    let id = fable_snapshot::key::hex(&id);
                     host.render_entry(
                         h,
-                        registered_command(&h.command, stable_root, host),
+                        command,
                         matcher.as_deref(),
-                        &format!("fable-{key}-{index}"),
+                        &format!("fable-{key}-{}", &id[..10]),
                     )
                 })
                 .collect();

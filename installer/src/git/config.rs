@@ -220,7 +220,7 @@ pub fn edit_hooks_path(
                 .is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
             if ends_open {
                 return Err(err(
-                    "does not end with a newline; add one and retry".to_string(),
+                    "does not end with a newline; add one and retry".to_string()
                 ));
             }
             cfg.new_section("core", None)
@@ -352,12 +352,18 @@ mod tests {
         // Setting in place would land in the [core] section before the include: shadowed.
         edit_hooks_path(&p, &Edit::Append("/fable/"), 0).unwrap();
         let eff = effective_hooks_path(&p, d.path(), None).unwrap().unwrap();
-        assert_eq!((eff.value.as_str(), eff.file.as_path()), ("/fable/", p.as_path()));
+        assert_eq!(
+            (eff.value.as_str(), eff.file.as_path()),
+            ("/fable/", p.as_path())
+        );
         assert_eq!(read_hooks_path(&inc).unwrap().as_deref(), Some("/team"));
         edit_hooks_path(&p, &Edit::RemoveAppended("/fable/"), 0).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
         assert_eq!(
-            effective_hooks_path(&p, d.path(), None).unwrap().unwrap().file,
+            effective_hooks_path(&p, d.path(), None)
+                .unwrap()
+                .unwrap()
+                .file,
             inc
         );
     }

@@ -903,7 +903,9 @@ fn plan_hooks_path(
     let current = config::read_hooks_path(&file)?;
     // What git would use: a value set by an included file counts (it may shadow the file's
     // own value, or be the only one).
-    let git_dir = r.filter(|r| r.kind != RepoKind::Synthetic).map(|r| r.git_dir.as_path());
+    let git_dir = r
+        .filter(|r| r.kind != RepoKind::Synthetic)
+        .map(|r| r.git_dir.as_path());
     let effective = config::effective_hooks_path(&file, home.user_home(), git_dir)?;
     let included = effective.clone().filter(|e| e.file != file);
     let previous_target = record
@@ -912,9 +914,7 @@ fn plan_hooks_path(
         .find(|t| t.mode == Mode::HooksPath && t.config_file.as_deref() == Some(file.as_path()));
     let mut ops = plan_hooks_path_shims(home, key, hooks);
     let mut report = report_base(key, Mode::HooksPath, r, &shim_dir);
-    let same = effective
-        .as_ref()
-        .map(|e| e.value.trim_end_matches('/'))
+    let same = effective.as_ref().map(|e| e.value.trim_end_matches('/'))
         == Some(value.trim_end_matches('/'));
     // Overriding an included value: fable's own [core] section at the end of the file.
     let append = !same && included.is_some();
@@ -1379,11 +1379,8 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
             }
             Mode::HooksPath => {
                 if let Some(file) = &t.config_file {
-                    match config::effective_hooks_path(
-                        file,
-                        home.user_home(),
-                        t.git_dir.as_deref(),
-                    ) {
+                    match config::effective_hooks_path(file, home.user_home(), t.git_dir.as_deref())
+                    {
                         Ok(v)
                             if v.as_ref().map(|v| v.value.trim_end_matches('/'))
                                 == t.hooks_path.as_deref().map(|v| v.trim_end_matches('/')) => {}
@@ -1391,8 +1388,11 @@ pub fn status(home: &FableHome, key: &str) -> Result<Vec<GitTargetStatus>, GitEr
                             "{}: core.hooksPath is {} instead of fable's {:?}",
                             file.display(),
                             match v {
-                                Some(v) if &v.file != file =>
-                                    format!("{:?} (set in the included {})", v.value, v.file.display()),
+                                Some(v) if &v.file != file => format!(
+                                    "{:?} (set in the included {})",
+                                    v.value,
+                                    v.file.display()
+                                ),
                                 Some(v) => format!("{:?}", v.value),
                                 None => "unset".into(),
                             },

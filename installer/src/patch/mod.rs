@@ -123,6 +123,14 @@ impl Document {
     pub fn parse(path: &Path, text: Option<String>) -> Result<Self> {
         let exists = text.is_some();
         let text = text.unwrap_or_default();
+        if text.starts_with('\u{feff}') {
+            return Err(Error::Parse {
+                path: path.to_path_buf(),
+                line: 1,
+                column: 1,
+                message: "the file starts with a byte-order mark, which JSON does not allow; save it as UTF-8 without BOM".into(),
+            });
+        }
         if text.trim().is_empty() {
             return Ok(Document {
                 value: json!({}),
