@@ -753,7 +753,11 @@ fn a_foreign_hooks_path_from_an_included_file_needs_force() {
     let j = env.json(args.iter().chain(&["--force", "--json"]));
     assert_eq!(j["hooks_path"]["previous"], s(&team), "{j}");
     let shim_dir = j["shim_dir"].as_str().unwrap();
-    assert_eq!(effective(), format!("{shim_dir}/"), "fable's value is in effect");
+    assert_eq!(
+        effective(),
+        format!("{shim_dir}/"),
+        "fable's value is in effect"
+    );
     assert_eq!(std::fs::read(&inc).unwrap(), inc_before);
     assert!(commit(&env, &r, "a").status.success());
     assert_eq!(marker_lines(&env), vec!["fable inc"]);
@@ -766,4 +770,48 @@ fn a_foreign_hooks_path_from_an_included_file_needs_force() {
     assert_eq!(std::fs::read_to_string(&env.git_global).unwrap(), global);
     assert_eq!(std::fs::read(&inc).unwrap(), inc_before);
     assert_eq!(effective(), s(&team));
+}
+
+/// An explicit REPO argument wins over `GIT_DIR`/`GIT_WORK_TREE` exported in the environment
+/// (install and uninstall), and the output says the environment was ignored.
+#[test]
+fn an_explicit_repo_wins_over_an_exported_git_dir() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let named = repo(&env, "named");
+    let other = repo(&env, "other");
+    let before = tree_listing(&named.join(".git/hooks"));
+    let other_before = tree_listing(&other.join(".git/hooks"));
+    let with_env = |mut c: std::process::Command| {
+        c.env("GIT_DIR", other.join(".git"))
+            .env("GIT_WORK_TREE", &other)
+            .current_dir(&other);
+        c
+    };
+    let out = with_env(env.fable())
+        .args(["install", "git-hooks", s(&named), "--source", s(&src), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["hooks_dir"], s(&named.join(".git/hooks")), "{j}");
+    assert!(j["notes"].to_string().contains("GIT_DIR"), "{j}");
+    assert_eq!(tree_listing(&other.join(".git/hooks")), other_before);
+    assert!(commit(&env, &named, "a").status.success());
+    assert_eq!(marker_lines(&env), vec!["fable named"]);
+
+    let out = with_env(env.fable())
+        .args(["uninstall", "git-hooks", s(&named)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree_listing(&named.join(".git/hooks")), before);
 }

@@ -18,13 +18,17 @@ use crate::cli::Run;
     after_help = "Shims go into the repository's effective hooks directory (core.hooksPath, else \
 <git common dir>/hooks); a hook already there is kept as <name>.fable-orig and still runs after \
 fable's. With --hooks-path, core.hooksPath (repository-local, or --global) is pointed at \
-$FABLE_HOME/sources/<key>/git-hooks/ instead; those shims also run the repository's own hooks.\n\n\
+$FABLE_HOME/sources/<key>/git-hooks/ instead; those shims also run the repository's own hooks. \
+Note: core.hooksPath then names a directory inside $FABLE_HOME, so deleting $FABLE_HOME (instead of \
+`fable uninstall git-hooks --hooks-path [--global]`) leaves git running no hooks at all, not even a \
+repository's own <git dir>/hooks, until core.hooksPath is unset.\n\n\
 Examples:\n  fable install git-hooks                     the repository around the current directory\n  \
 fable install git-hooks ~/src/app --source ~/src/my-hooks\n  \
 fable install git-hooks --hooks-path --global"
 )]
 pub struct InstallGitHooksArgs {
-    /// The repository (any directory inside it); default: the current directory.
+    /// The repository (any directory inside it); default: the current directory, or the one
+    /// GIT_DIR/GIT_WORK_TREE name. Given, it wins over GIT_DIR/GIT_WORK_TREE.
     pub repo: Option<PathBuf>,
     /// The hook source (checkout path or key); default: the only installed source with hooks/git/.
     #[arg(long)]
@@ -118,6 +122,28 @@ fn choose_source(
     }
 }
 
+/// An explicit REPO argument wins over `GIT_DIR`/`GIT_WORK_TREE` exported in the environment
+/// (which would otherwise name the repository, as they do for git): they are dropped for this
+/// process. Returns a note saying so, when any was set.
+fn explicit_repo_wins(repo: Option<&Path>) -> Option<String> {
+    let repo = repo?;
+    let set: Vec<&str> = ["GIT_DIR", "GIT_WORK_TREE"]
+        .into_iter()
+        .filter(|v| std::env::var_os(v).is_some())
+        .collect();
+    if set.is_empty() {
+        return None;
+    }
+    for v in &set {
+        std::env::remove_var(v);
+    }
+    Some(format!(
+        "{} set in the environment ignored: the REPO argument {} names the repository",
+        set.join(" and "),
+        repo.display()
+    ))
+}
+
 fn print_report(r: &GitReport, verb_done: &str) {
     let dry = r.dry_run;
     if let Some(repo) = &r.repo {
@@ -162,6 +188,7 @@ fn print_report(r: &GitReport, verb_done: &str) {
 impl Run for InstallGitHooksArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
+        let env_note = explicit_repo_wins(self.repo.as_deref());
         let repo = match (&self.repo, self.hooks_path && self.global) {
             (Some(p), _) => Some(p.clone()),
             (None, true) => None,
@@ -204,8 +231,9 @@ impl Run for InstallGitHooksArgs {
             },
             "with hooks/git/",
         )?;
-        let report = git::install(&home, &key, repo.as_deref(), &opts)
+        let mut report = git::install(&home, &key, repo.as_deref(), &opts)
             .map_err(fable_installer::Error::from)?;
+        report.notes.extend(env_note);
         if self.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
@@ -228,6 +256,7 @@ impl Run for UninstallGitHooksArgs {
             },
             "with git hooks installed",
         )?;
+        let env_note = explicit_repo_wins(self.repo.as_deref());
         let repo = match (&self.repo, self.hooks_path && self.global) {
             (Some(p), _) => Some(p.clone()),
             (None, true) => None,
@@ -243,8 +272,9 @@ impl Run for UninstallGitHooksArgs {
         } else {
             Some(InstallLock::acquire(&home.lock_path(), DEFAULT_WAIT)?)
         };
-        let report = git::uninstall(&home, &key, repo.as_deref(), &opts)
+        let mut report = git::uninstall(&home, &key, repo.as_deref(), &opts)
             .map_err(fable_installer::Error::from)?;
+        report.notes.extend(env_note);
         if self.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
