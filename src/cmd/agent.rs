@@ -1,7 +1,8 @@
 //! Agent-facing commands: `fable init`, `fable evidence`, `fable phase`, `fable state`.
 //!
 //! They run in the project governing the current directory (the evaluator's discovery: walk up
-//! to the first `.fable/`, stopping at any `.git` entry) and change state only through
+//! to the first `.fable/`, stopping at any `.git` entry, skipping fable's install home and
+//! refusing one owned by another user) and change state only through
 //! transactions (`fable_payload::agent`). Exit codes: 0 success, 1 failure (not opted in,
 //! unsafe or invalid state, refused transition), 2 usage error (unknown kind or phase, hollow
 //! evidence detail).
