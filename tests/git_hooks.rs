@@ -789,7 +789,14 @@ fn an_explicit_repo_wins_over_an_exported_git_dir() {
         c
     };
     let out = with_env(env.fable())
-        .args(["install", "git-hooks", s(&named), "--source", s(&src), "--json"])
+        .args([
+            "install",
+            "git-hooks",
+            s(&named),
+            "--source",
+            s(&src),
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(
