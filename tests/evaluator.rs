@@ -1547,3 +1547,16 @@ fn a_lock_that_cannot_be_written_is_not_left_behind() {
     let o = p.cmd(&["state", "--sync"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
+
+#[test]
+fn a_multibyte_character_at_byte_six_of_a_ledger_line_does_not_disarm_stop() {
+    let p = Proj::new();
+    // The en dash spans bytes 5..8 of the first line.
+    p.ledger("Phase–2 notes\n- [ ] an open card\n");
+    let o = p.hook("stop", p.stop_payload(false));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("an open card"), "{}", stderr(&o));
+    let o = p.cmd(&["state"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("open cards: 1"), "{}", stdout(&o));
+}
