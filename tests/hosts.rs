@@ -72,17 +72,7 @@ fn read(p: &Path) -> Value {
 }
 
 fn cmd(f: &Five, arg: &str) -> String {
-    let root = f
-        .env
-        .fable_home
-        .join("sources")
-        .read_dir()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("current");
+    let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
     format!("[ -e {script} ] || exit 0; sh \"{script}\" {arg}")
 }
@@ -436,15 +426,7 @@ fn golden_files_of_every_host_for_a_plugin_source() {
     write(&src.join("hooks/hooks.json"), MANIFEST);
     write(&src.join("hooks/guard.sh"), "exit 0\n");
     env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
-    let key = env
-        .fable_home
-        .join("sources")
-        .read_dir()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .file_name();
+    let key = env.only_source_dir().file_name().unwrap().to_owned();
     let key = key.to_string_lossy().into_owned();
     for (file, name) in [
         (env.claude_settings(), "plugin/claude-settings.json"),

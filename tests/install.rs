@@ -166,18 +166,7 @@ fn malformed_settings_fail_and_change_nothing() {
         &env.claude_settings(),
         "{\n  \"model\": \"opus\",\n  \"hooks\": {,\n}\n",
     );
-    let current = std::fs::read_link(
-        env.fable_home
-            .join("sources")
-            .read_dir()
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path()
-            .join("current"),
-    )
-    .unwrap();
+    let current = std::fs::read_link(env.only_source_dir().join("current")).unwrap();
     let listing = tree_listing(&env.home);
     let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
     assert_eq!(out.status.code(), Some(1));
@@ -187,15 +176,7 @@ fn malformed_settings_fail_and_change_nothing() {
         "{err}"
     );
     assert_eq!(tree_listing(&env.home), listing);
-    let key_dir = env
-        .fable_home
-        .join("sources")
-        .read_dir()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let key_dir = env.only_source_dir();
     assert_eq!(
         std::fs::read_link(key_dir.join("current")).unwrap(),
         current

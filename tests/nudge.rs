@@ -103,15 +103,7 @@ fn a_fifo_swapped_into_the_source_does_not_hang_session_start() {
     let c = std::ffi::CString::new(notes.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let hook = std::fs::canonicalize(env.fable_home.join("sources"))
-        .unwrap()
-        .read_dir()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("current/bin/fable-hook");
+    let hook = env.only_source_dir().join("current/bin/fable-hook");
     let mut child = Command::new(&hook)
         .arg("session-start")
         .env("HOME", &env.home)

@@ -202,3 +202,20 @@ fn simple_hash(data: &[u8]) -> u64 {
     data.hash(&mut h);
     h.finish()
 }
+
+impl TestEnv {
+    /// The directory of the one source installed in this environment (`sources/<key>`).
+    pub fn only_source_dir(&self) -> PathBuf {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.fable_home.join("sources"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert_eq!(
+            dirs.len(),
+            1,
+            "expected exactly one installed source: {dirs:?}"
+        );
+        dirs.pop().unwrap()
+    }
+}
