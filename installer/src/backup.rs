@@ -44,7 +44,59 @@ pub fn save(
         .unwrap_or(0);
     let copy = d.join(format!("{stamp}.json"));
     write_atomic(&copy, before.unwrap_or("").as_bytes(), 0o600)?;
+    prune(&d);
     Ok(copy)
+}
+
+/// Pre-change copies kept per profile (the original is always kept).
+pub const KEEP_COPIES: usize = 20;
+
+/// Deletes the oldest pre-change copies beyond [`KEEP_COPIES`]; best effort.
+fn prune(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut copies: Vec<(u128, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stamp = name.strip_suffix(".json")?.parse::<u128>().ok()?;
+            Some((stamp, e.path()))
+        })
+        .collect();
+    if copies.len() <= KEEP_COPIES {
+        return;
+    }
+    copies.sort();
+    for (_, p) in &copies[..copies.len() - KEEP_COPIES] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_original_and_the_newest_copies() {
+        let d = tempfile::tempdir().unwrap();
+        let home = FableHome::new(d.path().join("fh"), d.path().to_path_buf());
+        let settings = d.path().join("settings.json");
+        for i in 0..(KEEP_COPIES + 5) {
+            save(&home, "claude-x", &settings, Some(&format!("v{i}"))).unwrap();
+        }
+        let dir = super::dir(&home, "claude-x");
+        let copies = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .count();
+        assert_eq!(copies, KEEP_COPIES);
+        assert_eq!(
+            original(&home, "claude-x").unwrap(),
+            Some(Some("v0".to_string()))
+        );
+    }
 }
 
 /// The original content: `Some(Some(text))` when it existed, `Some(None)` when fable created the
