@@ -73,6 +73,28 @@ fn prune(dir: &Path) {
     }
 }
 
+/// The original content: `Some(Some(text))` when it existed, `Some(None)` when fable created the
+/// file, `None` when no backup is kept.
+pub fn original(home: &FableHome, profile_id: &str) -> Result<Option<Option<String>>> {
+    let d = dir(home, profile_id);
+    if d.join(ORIGINAL_ABSENT).exists() {
+        return Ok(Some(None));
+    }
+    let p = d.join(ORIGINAL);
+    match std::fs::read_to_string(&p) {
+        Ok(t) => Ok(Some(Some(t))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).at(p),
+    }
+}
+
+/// Forgets the original after a restore, so a later install records a fresh one.
+pub fn forget_original(home: &FableHome, profile_id: &str) {
+    let d = dir(home, profile_id);
+    let _ = std::fs::remove_file(d.join(ORIGINAL));
+    let _ = std::fs::remove_file(d.join(ORIGINAL_ABSENT));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,26 +119,4 @@ mod tests {
             Some(Some("v0".to_string()))
         );
     }
-}
-
-/// The original content: `Some(Some(text))` when it existed, `Some(None)` when fable created the
-/// file, `None` when no backup is kept.
-pub fn original(home: &FableHome, profile_id: &str) -> Result<Option<Option<String>>> {
-    let d = dir(home, profile_id);
-    if d.join(ORIGINAL_ABSENT).exists() {
-        return Ok(Some(None));
-    }
-    let p = d.join(ORIGINAL);
-    match std::fs::read_to_string(&p) {
-        Ok(t) => Ok(Some(Some(t))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).at(p),
-    }
-}
-
-/// Forgets the original after a restore, so a later install records a fresh one.
-pub fn forget_original(home: &FableHome, profile_id: &str) {
-    let d = dir(home, profile_id);
-    let _ = std::fs::remove_file(d.join(ORIGINAL));
-    let _ = std::fs::remove_file(d.join(ORIGINAL_ABSENT));
 }
