@@ -219,6 +219,8 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
     let mut state = Quote::None;
     // Quoting contexts suspended by `$(`, `(` or a backtick: (outer state, opened by backtick).
     let mut stack: Vec<(Quote, bool)> = Vec::new();
+    // Length of `out` right after the last opening double quote.
+    let mut double_opened_at = usize::MAX;
     let chars: Vec<char> = cmd.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -239,7 +241,13 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
                             out.push_str(value);
                         }
                         Quote::Double => {
-                            out.push('"');
+                            // Close the double quotes (or drop them when they opened just
+                            // here, to avoid a `""`), insert the quoted path, reopen them.
+                            if out.len() == double_opened_at {
+                                out.pop();
+                            } else {
+                                out.push('"');
+                            }
                             out.push_str(&quoted);
                             out.push('"');
                         }
@@ -259,7 +267,10 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
                             }
                             match (state, d) {
                                 (Quote::Double, '"') | (Quote::Single, '\'') => state = Quote::None,
-                                (Quote::None, '"') => state = Quote::Double,
+                                (Quote::None, '"') => {
+                                    state = Quote::Double;
+                                    double_opened_at = out.len() + 1;
+                                }
                                 (Quote::None, '\'') => state = Quote::Single,
                                 _ => rel.push(d),
                             }
@@ -297,6 +308,7 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
             (Quote::None, '"') => {
                 state = Quote::Double;
                 out.push(c);
+                double_opened_at = out.len();
             }
             (Quote::Double, '"') => {
                 state = Quote::None;
@@ -445,6 +457,12 @@ mod tests {
         );
         assert_eq!(e.command, "\"$HOME/x\" --host gemini '${FABLE_ROOT}'");
         assert!(e.referenced.is_empty());
+        let e = expand_command("\"${FABLE_ROOT}/bin/x\" run", "/h/a$b", "claude");
+        assert_eq!(
+            e.command, "'/h/a$b'\"/bin/x\" run",
+            "no empty \"\" before the path"
+        );
+        assert_eq!(sh(&e.command, &[]), "/h/a$b/bin/x|run|");
     }
 
     #[test]
