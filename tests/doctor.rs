@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
@@ -1105,4 +1105,35 @@ fn doctor_says_codex_asks_to_trust_fable_entries() {
     assert_eq!(trust.len(), 1, "{report:#}");
     assert!(trust[0]["message"].as_str().unwrap().contains("trust"));
     assert!(trust[0]["subject"].as_str().unwrap().contains(".codex"));
+}
+
+#[test]
+fn a_job_that_escapes_the_probe_group_with_setsid_is_killed_too() {
+    if Command::new("setsid").arg("--version").output().is_err() {
+        eprintln!("setsid not installed; skipping");
+        return;
+    }
+    let env = TestEnv::new();
+    let marker = unique_marker("setsid");
+    let hook = format!("cat >/dev/null; setsid sh -c 'sleep 1000; echo {marker}' >/dev/null 2>&1 </dev/null & echo '{{}}'");
+    set_settings(
+        &env,
+        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": hook, "timeout": 5}]}]}}),
+    );
+    let out = env
+        .fable()
+        .args(["doctor", "--json", "--probe-timeout", "2"])
+        .output()
+        .unwrap();
+    let report = report_of(&out);
+    assert!(
+        findings(&report)
+            .iter()
+            .any(|f| f["id"].as_str().unwrap().starts_with("probe.")),
+        "{report:#}"
+    );
+    // Give an escaped job a moment to show up if it survived.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let left = live_processes_with(&marker);
+    assert!(left.is_empty(), "escaped job survived the doctor: {left:?}");
 }

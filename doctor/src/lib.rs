@@ -10,6 +10,7 @@ pub mod finding;
 pub mod fix;
 pub mod liveness;
 pub mod probe;
+pub mod reaper;
 pub mod shell;
 pub mod synthetic;
 

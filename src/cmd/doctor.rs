@@ -68,7 +68,12 @@ impl Run for DoctorArgs {
             probe_timeout: self.probe_timeout,
             lock_wait: fable_installer::lock::DEFAULT_WAIT,
         };
+        // Probes' jobs that escaped their process group (setsid) come back here to be killed.
+        let reaping = opts.probe && fable_doctor::reaper::become_subreaper();
         let report = fable_doctor::run(&home, &opts);
+        if reaping {
+            fable_doctor::reaper::sweep_children(std::time::Duration::from_secs(2));
+        }
         if self.json {
             render::print_json(&report)?;
         } else {
