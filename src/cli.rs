@@ -41,6 +41,8 @@ enum Command {
     Status(cmd::status::StatusArgs),
     /// Check sources, profiles, git targets and interrupted installs; probe every wired hook.
     Doctor(cmd::doctor::DoctorArgs),
+    /// Update the fable binary from a release source, re-sync diverged sources, run the doctor.
+    Update(cmd::update::UpdateArgs),
     /// Switch a source back to its previous generation.
     Rollback(cmd::rollback::RollbackArgs),
     /// Delete generations that are neither current nor previous.
@@ -84,7 +86,10 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    if !matches!(cli.command, Command::Doctor(_) | Command::Hook { .. }) {
+    if !matches!(
+        cli.command,
+        Command::Doctor(_) | Command::Update(_) | Command::Hook { .. }
+    ) {
         restore_sigpipe();
     }
     let result = match cli.command {
@@ -92,6 +97,7 @@ pub fn main() -> i32 {
         Command::Uninstall(a) => a.run(),
         Command::Status(a) => a.run(),
         Command::Doctor(a) => a.run(),
+        Command::Update(a) => a.run(),
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
         Command::Profile(a) => a.run(),

@@ -9,3 +9,4 @@ mod git_hooks;
 mod hosts;
 mod install;
 mod nudge;
+mod update;

@@ -18,6 +18,7 @@ pub mod install;
 pub mod journal;
 pub mod patch;
 pub mod profiles;
+pub mod selfupdate;
 pub mod status;
 pub mod sync;
 pub mod testpoint;

@@ -10,3 +10,4 @@ pub mod render;
 pub mod rollback;
 pub mod status;
 pub mod uninstall;
+pub mod update;
