@@ -110,7 +110,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("fable: {e:#}");
+            eprintln!("fable: {}", error_chain(&e));
             let usage = e.chain().any(|c| {
                 matches!(
                     c.downcast_ref::<fable_installer::Error>(),
@@ -128,9 +128,26 @@ pub fn main() -> i32 {
 
 /// Lets `fable status | head` end quietly the Unix way. Not for the evaluator (which must
 /// fail open, never die of a signal) nor the doctor (whose probes may close their stdin early).
-fn restore_sigpipe() {
+pub fn restore_sigpipe() {
     // SAFETY: setting a signal disposition to its default has no memory-safety preconditions.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// The error and its causes on one line, each cause once (a library error that already quotes
+/// its source would otherwise repeat it).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if msg.contains(&text) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
 }

@@ -854,3 +854,55 @@ fn read_only_and_bom_settings_are_refused_untouched() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("byte-order mark"));
 }
+
+#[test]
+fn status_takes_an_installed_key_or_a_vanished_checkout() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let key = env.json([
+        Path::new("status").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ])["sources"][0]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let by_key = env.json(["status", key.as_str(), "--json"]);
+    assert_eq!(by_key["sources"][0]["state"], "current");
+    std::fs::rename(&src, env.root().join("moved")).unwrap();
+    let gone = env.json([
+        Path::new("status").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(gone["sources"][0]["key"], key.as_str());
+    let out = env.run(["status", "no-such-thing"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("No such file").count(), 0, "{err}");
+}
+
+#[test]
+fn an_io_error_is_reported_once() {
+    let env = TestEnv::new();
+    let out = env.run(["install", "/nonexistent-source"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
+#[test]
+fn uninstall_keeps_empty_lists_the_user_wrote() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let original =
+        "{\n\t\"hooks\": {\n\t\t\"Stop\": [],\n\t\t\"Notification\": []\n\t},\n\t\"x\": 1\n}\n";
+    write(&env.claude_settings(), original);
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    env.ok([Path::new("uninstall").as_os_str(), src.as_os_str()]);
+    assert_eq!(
+        settings_value(&env.claude_settings()),
+        serde_json::from_str::<Value>(original).unwrap()
+    );
+}

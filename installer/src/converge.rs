@@ -86,7 +86,8 @@ pub fn plan_profile(
         Some(m) => wiring::desired(m, &stable, profile.host),
         None => (Desired::default(), Vec::new()),
     };
-    let own = wiring::ownership(home, key, checkouts);
+    let mut own = wiring::ownership(home, key, checkouts);
+    (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
     let (after, patch) = edit(
         &profile.path,
         profile.host.layout(),
@@ -191,5 +192,25 @@ fn refuse_read_only(path: &Path) -> Result<()> {
             message: "is read-only; make it writable (chmod u+w) to let fable wire it, or leave this profile out with --host/--profile".into(),
         }),
         _ => Ok(()),
+    }
+}
+
+/// The `hooks` object and event keys the user had before fable first changed this file (from
+/// the original backup); without a backup fable never wrote the file, so everything in it is
+/// the user's.
+fn user_containers(
+    home: &FableHome,
+    profile: &Profile,
+    current: Option<&str>,
+) -> (bool, Vec<String>) {
+    let original = match crate::backup::original(home, &profile.id()) {
+        Ok(Some(original)) => original,
+        _ => current.map(str::to_string),
+    };
+    let value: Option<Value> = original.and_then(|t| serde_json::from_str(&t).ok());
+    match value.as_ref().and_then(|v| v.get("hooks")) {
+        Some(Value::Object(h)) => (true, h.keys().cloned().collect()),
+        Some(_) => (true, Vec::new()),
+        None => (false, Vec::new()),
     }
 }

@@ -215,9 +215,9 @@ pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceS
     let mut targets: Vec<(String, Option<PathBuf>)> = Vec::new();
     match spec {
         Some(SourceSpec::Default) => targets.push((DEFAULT_KEY.to_string(), None)),
-        Some(SourceSpec::Checkout(p)) => {
-            let real = p.canonicalize().map_err(|e| crate::Error::io(p, e))?;
-            targets.push((fable_snapshot::source_key(&real), Some(real)));
+        Some(spec @ SourceSpec::Checkout(_)) => {
+            // A checkout path, or an installed key (also when its checkout is gone).
+            targets.push(crate::uninstall::resolve_key(home, spec)?);
         }
         None => {
             for key in store.keys()? {

@@ -47,6 +47,17 @@ pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Optio
             if let Ok(real) = p.canonicalize() {
                 return Ok((fable_snapshot::source_key(&real), Some(real)));
             }
+            // A checkout that is gone: the installed source recorded at that path.
+            let absolute = std::env::current_dir()
+                .map(|d| crate::home::normalise(&d.join(p)))
+                .unwrap_or_else(|_| p.clone());
+            for key in home.store().keys()? {
+                if let Some(record) = home.store().read_record(&key)? {
+                    if record.source.as_deref() == Some(absolute.as_path()) {
+                        return Ok((key, record.source));
+                    }
+                }
+            }
             let name = p.to_string_lossy();
             // A key is one plain path component naming an installed source: never a path that
             // could climb out of the store (`fable uninstall ../x` must not delete `../x`).

@@ -127,6 +127,8 @@ pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership 
         legacy,
         fable,
         live_keys,
+        user_events: Vec::new(),
+        user_hooks: false,
     }
 }
 

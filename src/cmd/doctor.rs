@@ -42,7 +42,7 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
     if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
         return Err(format!(
-            "{s:?}: expected a number of seconds between 0 and 86400"
+            "{s:?}: expected a number of seconds greater than 0 and at most 86400"
         ));
     }
     Ok(Duration::from_secs_f64(secs))
@@ -74,6 +74,8 @@ impl Run for DoctorArgs {
         if reaping {
             fable_doctor::reaper::sweep_children(std::time::Duration::from_secs(2));
         }
+        // The probes are done: a closed stdout (`fable doctor | head`) may end us quietly now.
+        crate::cli::restore_sigpipe();
         if self.json {
             render::print_json(&report)?;
         } else {

@@ -132,6 +132,8 @@ impl Run for UpdateArgs {
         );
         let failed =
             self_update.failed() || sources.iter().any(|s| s.action == "failed") || !doctor.ok;
+        // Probes are done: a closed stdout may end us quietly from here on.
+        crate::cli::restore_sigpipe();
         if self.json {
             render::print_json(&serde_json::json!({
                 "self_update": self_update,
@@ -208,7 +210,11 @@ impl UpdateArgs {
             }
         };
         out.binary = Some(exe.clone());
-        if exe.starts_with(home.store().sources_dir()) {
+        // Compare real paths: a symlinked HOME or FABLE_HOME must not hide that the running
+        // binary is a snapshot copy (replacing it would tamper with a generation).
+        let sources = home.store().sources_dir();
+        let sources = sources.canonicalize().unwrap_or(sources);
+        if exe.starts_with(&sources) {
             out.message = format!(
                 "{} is a snapshot copy under FABLE_HOME; run the installed fable binary instead",
                 exe.display()
@@ -245,7 +251,11 @@ impl UpdateArgs {
     /// Runs the freshly installed binary with `update --no-self-update` and returns its exit
     /// code; with `--json` its document is printed with this run's `self_update` in it.
     fn reexec(&self, exe: &Path, self_update: &SelfUpdate) -> anyhow::Result<i32> {
+        // This process only relays output (the new binary runs any probes itself).
+        crate::cli::restore_sigpipe();
         let mut cmd = Command::new(exe);
+        // The binary is multi-call: make sure it runs as `fable`, whatever its file is named.
+        std::os::unix::process::CommandExt::arg0(&mut cmd, "fable");
         cmd.args(["update", "--no-self-update", "--after-self-update"]);
         if self.json {
             cmd.arg("--json");

@@ -43,6 +43,11 @@ pub struct Ownership {
     /// Keys of the sources that exist; a fable entry of any other key is an orphan (its source
     /// was uninstalled or moved) and is removed by whichever source converges the file.
     pub live_keys: Vec<String>,
+    /// Event keys the user had before fable first changed the file: kept (possibly empty)
+    /// when fable's entries leave them empty. Others that fable emptied are removed.
+    pub user_events: Vec<String>,
+    /// The user had a `hooks` object before fable first changed the file.
+    pub user_hooks: bool,
 }
 
 impl Ownership {
@@ -224,7 +229,9 @@ pub fn plan(
         };
         let (event_edits, additions, emptied) = plan_event(event, items, layout, want, own);
         edits.extend(event_edits);
-        if emptied && additions.is_empty() {
+        if emptied && additions.is_empty() && own.user_events.iter().any(|e| e == event) {
+            // The user's own (now empty) list stays.
+        } else if emptied && additions.is_empty() {
             edits.push(Edit::RemoveEvent {
                 event: event.to_string(),
             });
@@ -239,7 +246,11 @@ pub fn plan(
         }
     }
     if let Some(h) = hooks {
-        if removed_events > 0 && removed_events == h.len() && new_hooks.is_empty() {
+        if removed_events > 0
+            && removed_events == h.len()
+            && new_hooks.is_empty()
+            && !own.user_hooks
+        {
             edits.retain(|e| {
                 !matches!(
                     e,

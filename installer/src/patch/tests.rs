@@ -7,6 +7,8 @@ fn own() -> Ownership {
         legacy: vec!["/checkout/hooks/".into()],
         fable: vec!["/fh/sources/".into()],
         live_keys: vec!["k".into(), "other".into()],
+        user_events: Vec::new(),
+        user_hooks: false,
     }
 }
 
@@ -164,4 +166,23 @@ fn orphan_fable_entries_are_removed_live_ones_kept() {
         stop,
         ["/fh/sources/other/current/z", "/fh/sources/k/current/b"]
     );
+}
+
+#[test]
+fn containers_the_user_had_survive_an_uninstall() {
+    let p = PathBuf::from("/x/settings.json");
+    let original = "{\"hooks\": {\"Stop\": []}, \"x\": 1}";
+    let (installed, _) = converge(original, &desired());
+    let doc = Document::parse(&p, Some(installed)).unwrap();
+    let own = Ownership {
+        user_events: vec!["Stop".into()],
+        user_hooks: true,
+        ..own()
+    };
+    let edits = plan(&p, &doc, Layout::Grouped, &Desired::default(), &own).unwrap();
+    let after = apply_and_verify(&p, &doc, Layout::Grouped, &edits)
+        .unwrap()
+        .text;
+    let v: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(v, json!({"hooks": {"Stop": []}, "x": 1}), "{after}");
 }
