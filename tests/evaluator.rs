@@ -1560,3 +1560,39 @@ fn a_multibyte_character_at_byte_six_of_a_ledger_line_does_not_disarm_stop() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("open cards: 1"), "{}", stdout(&o));
 }
+
+#[test]
+fn host_shapes_found_in_review_are_understood() {
+    let p = Proj::new();
+    // Cursor's own edit tools are mutations.
+    let edit = json!({"workspace_roots": [p.root], "tool_name": "StrReplace", "tool_input": {"path": p.root.join("a.txt")}});
+    assert_eq!(code(&p.hook_host("postToolUse", "cursor", edit)), 0);
+    assert_eq!(p.state()["mutationGeneration"], 1);
+    // Gemini's `Exit Code: N` text is a failed command; two in a row move to recovering.
+    let failing = json!({"cwd": p.root, "tool_name": "run_shell_command",
+        "tool_response": {"llmContent": "Command: npm test\nOutput: 1 failing\nError: (none)\nExit Code: 1\nSignal: (none)", "returnDisplay": "1 failing"}});
+    p.hook_host("AfterTool", "gemini", failing.clone());
+    p.hook_host("AfterTool", "gemini", failing);
+    assert_eq!(p.state()["failureStreak"], 2);
+    assert_eq!(p.state()["phase"], "recovering");
+    // Codex spawn_agent carries its task in `message`.
+    let spawn = json!({"cwd": p.root, "tool_name": "spawn_agent", "tool_input": {"message": "x".repeat(5000)}});
+    assert_eq!(code(&p.hook_host("pre-tool-use", "codex", spawn)), 2);
+    // A Cursor run the user aborted is not sent back to work.
+    p.ledger("- [ ] open card\nPaused the migration earlier; resumed now\n");
+    let aborted = json!({"hook_event_name": "stop", "workspace_roots": [p.root], "status": "aborted", "loop_count": 0});
+    let o = p.hook_host("stop", "cursor", aborted);
+    assert_eq!(code(&o), 0);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).trim().is_empty(),
+        "no follow-up for an aborted run"
+    );
+    // ...but a completed one is, and a line merely starting with "Paused" pauses nothing.
+    let completed =
+        json!({"hook_event_name": "stop", "workspace_roots": [p.root], "status": "completed"});
+    let o = p.hook_host("stop", "cursor", completed);
+    assert!(stdout_json(&o)["followup_message"]
+        .as_str()
+        .unwrap()
+        .contains("open card"));
+}

@@ -43,13 +43,14 @@ impl Ledger {
             }
             // Compared as bytes: the line is user text, and byte 6 may fall inside a
             // multibyte character (`Phase–2`), where slicing the str would panic.
-            if s.as_bytes()
-                .get(..6)
-                .is_some_and(|b| b.eq_ignore_ascii_case(b"paused"))
-            {
-                // The first six bytes are ASCII, so byte 6 is a character boundary.
-                let reason =
-                    s[6..].trim_matches(|c: char| c.is_whitespace() || ":：-–—".contains(c));
+            // `PAUSED: reason` as documented (upper case, then a colon or dash): a line that
+            // merely starts with the word ("Paused the migration earlier") pauses nothing.
+            let paused = s
+                .strip_prefix("PAUSED")
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix([':', '：', '-', '–', '—']));
+            if let Some(rest) = paused {
+                let reason = rest.trim_matches(|c: char| c.is_whitespace() || "-–—".contains(c));
                 if reason.chars().count() >= 3 && l.paused.is_none() {
                     l.paused = Some(reason.to_owned());
                 }
@@ -84,24 +85,38 @@ impl Ledger {
     }
 }
 
-/// True when `body` has `evidence:` or `verified:` (any case, ASCII or full-width colon)
-/// followed by at least [`MIN_NOTE_CHARS`] characters.
+/// True when `body` has a note `evidence:` or `verified:` (any case, ASCII or full-width
+/// colon) that starts a word after the card's title (` -- evidence: ...`, or the note as a
+/// word of its own) and whose text is substantive: at least [`MIN_NOTE_CHARS`] characters and
+/// not a bare adjective ("looks good", "all passed").
 pub fn has_evidence_note(body: &str) -> bool {
     let lower = body.to_lowercase();
     for marker in ["evidence", "verified"] {
         let mut from = 0;
         while let Some(i) = lower[from..].find(marker) {
-            let after = &lower[from + i + marker.len()..];
-            let after_ws = after.trim_start();
+            let at = from + i;
+            from = at + marker.len();
+            // A word of its own: `unverified:` or `myevidence:` is not a note.
+            let word_start = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_');
+            // Not the card's own title: the note comes after ` -- `, or the body is the note.
+            let in_note =
+                at == 0 || lower[..at].contains(" -- ") || lower[..at].trim_end().ends_with("--");
+            if !word_start || !in_note {
+                continue;
+            }
+            let after_ws = lower[at + marker.len()..].trim_start();
             let rest = after_ws
                 .strip_prefix(':')
                 .or_else(|| after_ws.strip_prefix('：'));
             if let Some(rest) = rest {
-                if rest.trim().chars().count() >= MIN_NOTE_CHARS {
+                let note = rest.trim();
+                if note.chars().count() >= MIN_NOTE_CHARS && crate::state::substantive(note) {
                     return true;
                 }
             }
-            from += i + marker.len();
         }
     }
     false
@@ -110,6 +125,35 @@ pub fn has_evidence_note(body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_paused_marker_pauses() {
+        assert_eq!(
+            Ledger::parse("Paused the migration earlier; resumed now\n").paused,
+            None
+        );
+        assert_eq!(
+            Ledger::parse("PAUSED: waiting for review\n")
+                .paused
+                .as_deref(),
+            Some("waiting for review")
+        );
+    }
+
+    #[test]
+    fn evidence_notes_must_be_notes_and_substantive() {
+        assert!(has_evidence_note(
+            "fix parser -- evidence: cargo test 212 passed"
+        ));
+        assert!(has_evidence_note("evidence: cargo test 212 passed"));
+        assert!(!has_evidence_note("done -- evidence: looks good"));
+        assert!(!has_evidence_note("done -- evidence: all passed"));
+        assert!(!has_evidence_note("add unverified: handling of x"));
+        assert!(!has_evidence_note("fix the evidence: parser bug"));
+        assert!(has_evidence_note(
+            "fix the evidence parser -- verified: cargo test -p parser ok"
+        ));
+    }
 
     #[test]
     fn parses_cards() {

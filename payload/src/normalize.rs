@@ -47,6 +47,9 @@ pub struct Input {
     pub stop_hook_active: bool,
     /// The host's event name, if given (informational).
     pub event_name: Option<String>,
+    /// How the run ended, where the host says so on stop (Cursor: `completed`, `aborted`,
+    /// `error`).
+    pub stop_status: Option<String>,
 }
 
 const AUTHORITY_KEYS: &[&str] = &[
@@ -159,6 +162,7 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
         event_name: first(m, &["hook_event_name", "hookEventName"])
             .and_then(Value::as_str)
             .map(str::to_owned),
+        stop_status: m.get("status").and_then(Value::as_str).map(str::to_owned),
     }
 }
 

@@ -39,6 +39,12 @@ const WRITE_TOOLS: &[&str] = &[
     "strreplacebasededittool",
     "editfile",
     "searchreplace",
+    // Cursor's edit tools.
+    "strreplace",
+    "multistrreplace",
+    "delete",
+    "editnotebook",
+    "tabwrite",
 ];
 /// Command tools (squashed).
 const COMMAND_TOOLS: &[&str] = &[
@@ -107,7 +113,10 @@ pub fn failed(resp: &Value) -> bool {
                 "code",
             ] {
                 if let Some(n) = o.get(k).and_then(Value::as_i64) {
-                    return n != 0;
+                    if n != 0 {
+                        return true;
+                    }
+                    break;
                 }
             }
             if let Some(m @ Value::Object(_)) = o.get("metadata") {
@@ -138,7 +147,15 @@ pub fn failed(resp: &Value) -> bool {
 /// A line beginning `Exit code N` or `Exit code: N` with N ≠ 0.
 fn exit_code_text(s: &str) -> bool {
     s.lines().take(200).any(|l| {
-        let Some(rest) = l.trim_start().strip_prefix("Exit code") else {
+        // `Exit code 1` (Claude, Codex), `Exit Code: 1` (Gemini's run_shell_command),
+        // `Process exited with code 1` (Codex unified exec).
+        let line = l.trim_start();
+        let lower = line.to_ascii_lowercase();
+        let rest = if lower.starts_with("exit code") {
+            &line["exit code".len()..]
+        } else if lower.starts_with("process exited with code") {
+            &line["process exited with code".len()..]
+        } else {
             return false;
         };
         let rest = rest.trim_start_matches([':', ' ']);
@@ -241,5 +258,28 @@ mod tests {
             &json!({"llmContent": "x", "error": "command failed"})
         ));
         assert!(!failed(&json!("Exit code 0")));
+        // Gemini's run_shell_command and Codex unified exec.
+        assert!(failed(
+            &json!({"llmContent": "Command: npm test\nOutput: 1 failing\nError: (none)\nExit Code: 1\nSignal: (none)"})
+        ));
+        assert!(!failed(&json!({"llmContent": "Command: ls\nExit Code: 0"})));
+        assert!(failed(&json!({"output": "Process exited with code 1"})));
+        assert!(failed(&json!({"exit_code": 0, "is_error": true})));
+    }
+
+    #[test]
+    fn cursor_edit_tools_are_writes() {
+        for tool in [
+            "StrReplace",
+            "MultiStrReplace",
+            "Delete",
+            "EditNotebook",
+            "TabWrite",
+            "Write",
+        ] {
+            let map = json!({"tool_name": tool}).as_object().unwrap().clone();
+            let input = crate::normalize::normalize(&map);
+            assert!(is_write(&input), "{tool}");
+        }
     }
 }

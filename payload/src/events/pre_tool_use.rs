@@ -30,7 +30,15 @@ const MARKERS: &[&str] = &[
     "workflow",
     "worker",
 ];
-const TEXT_FIELDS: &[&str] = &["prompt", "script", "description", "task", "instructions"];
+const TEXT_FIELDS: &[&str] = &[
+    "prompt",
+    "script",
+    "description",
+    "task",
+    "instructions",
+    // Codex `spawn_agent`.
+    "message",
+];
 const FORK_FIELDS: &[&str] = &["subagent_type", "agentType", "agent_type", "mode"];
 
 /// Whether the tool is a delegation (a missing or malformed tool name counts).
@@ -56,11 +64,20 @@ pub fn is_fork(tool_input: &Value) -> bool {
 
 /// Characters of the prompt-like fields, joined by newlines.
 pub fn payload_len(tool_input: &Value) -> usize {
-    let parts: Vec<usize> = TEXT_FIELDS
+    let mut parts: Vec<usize> = TEXT_FIELDS
         .iter()
         .filter_map(|k| tool_input.get(k).and_then(Value::as_str))
         .map(|s| s.chars().count())
         .collect();
+    // Codex `spawn_agent` may carry its task as `items: [{"text": ...}]`.
+    if let Some(items) = tool_input.get("items").and_then(Value::as_array) {
+        parts.extend(
+            items
+                .iter()
+                .filter_map(|i| i.get("text").and_then(Value::as_str))
+                .map(|s| s.chars().count()),
+        );
+    }
     if parts.is_empty() {
         0
     } else {
@@ -249,6 +266,16 @@ pub fn run(project: &Project, cfg: &Config) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codex_spawn_agent_text_is_measured() {
+        let msg = "x".repeat(2000);
+        assert_eq!(payload_len(&serde_json::json!({"message": msg})), 2000);
+        assert_eq!(
+            payload_len(&serde_json::json!({"items": [{"text": "abc"}, {"text": "de"}]})),
+            6
+        );
+    }
 
     #[test]
     fn protected_paths() {

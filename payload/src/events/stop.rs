@@ -57,6 +57,15 @@ pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
     if input.stop_hook_active {
         return Verdict::Allow;
     }
+    // A run the user aborted (or that errored) is not sent back to work: for Cursor the
+    // blocking form is a follow-up message, which would restart what the user stopped.
+    if input
+        .stop_status
+        .as_deref()
+        .is_some_and(|s| !s.eq_ignore_ascii_case("completed"))
+    {
+        return Verdict::Allow;
+    }
     let ledger = match project.read_ledger() {
         Ok(l) => l,
         Err(e) => return block(event, e.to_string()),
