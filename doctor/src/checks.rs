@@ -129,18 +129,11 @@ pub fn wired_entries(value: &Value, layout: Layout) -> Vec<WiredEntry> {
 
 /// The fable source key an entry's command belongs to (`$FABLE_HOME/sources/<key>/...`).
 pub fn owned_key(home: &FableHome, command: &str) -> Option<String> {
-    for marker in path_markers(&home.sources_prefix()) {
-        if let Some(pos) = command.find(marker.as_str()) {
-            let key: String = command[pos + marker.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                .collect();
-            if !key.is_empty() {
-                return Some(key);
-            }
-        }
-    }
-    None
+    let markers = path_markers(&home.sources_prefix());
+    let key = fable_installer::patch::source_keys(command, &markers)
+        .next()
+        .map(str::to_string);
+    key
 }
 
 /// `host event `command…` (settings path)`: the subject of an entry's findings.

@@ -64,14 +64,23 @@ impl Ownership {
         {
             return true;
         }
-        self.fable.iter().any(|prefix| {
-            find_path(cmd, prefix).any(|end| {
-                let rest = &cmd[end..];
-                let key = rest.split(['/', '\'', '"', ' ']).next().unwrap_or_default();
-                !key.is_empty() && !self.live_keys.iter().any(|k| k == key)
-            })
-        })
+        source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
     }
+}
+
+/// The source keys a command refers to through any of the `$FABLE_HOME/sources/` markers
+/// `prefixes` (raw and shell-quoted): the path component after the marker, where the marker
+/// starts a path. The one parser of "whose entry is this" for install, status and doctor.
+pub fn source_keys<'a>(cmd: &'a str, prefixes: &'a [String]) -> impl Iterator<Item = &'a str> + 'a {
+    prefixes.iter().flat_map(move |prefix| {
+        find_path(cmd, prefix).filter_map(move |end| {
+            let key = cmd[end..]
+                .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+                .next()
+                .unwrap_or_default();
+            (!key.is_empty()).then_some(key)
+        })
+    })
 }
 
 /// Ends of the occurrences of the path `marker` in `cmd` that start a path: at the start of
