@@ -16,6 +16,7 @@ pub mod git;
 pub mod hosts;
 pub mod install;
 pub mod journal;
+pub mod ops;
 pub mod patch;
 pub mod profiles;
 pub mod selfupdate;
