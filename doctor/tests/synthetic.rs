@@ -1,4 +1,4 @@
-//! The synthetic payloads have the shapes of the hosts' real payloads (the shared fixtures),
+//! The synthetic payloads have the shapes of the hosts' real payloads (the sample payloads in `tests/fixtures/payloads`),
 //! point only into the project directory and describe only harmless tool calls.
 
 use std::fs;
@@ -27,13 +27,13 @@ const EVENTS: &[&str] = &[
     "afterFileEdit",
 ];
 
-/// The shared fixtures live beside the repository (`../shared/fixtures/payloads`);
+/// The sample payloads live in the repository (`tests/fixtures/payloads`);
 /// `FABLE_PAYLOAD_FIXTURES` overrides the location.
 fn fixtures_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FABLE_PAYLOAD_FIXTURES") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/payloads")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/payloads")
 }
 
 fn fixtures() -> Vec<(String, PathBuf, Value)> {
@@ -206,6 +206,9 @@ fn parsers_accept_hosts_and_events() {
     assert_eq!(Host::parse("Gemini"), Some(Host::Gemini));
     assert_eq!(Host::parse("vim"), None);
     assert_eq!(Event::parse("BeforeTool"), Some(Event::PreToolUse));
-    assert_eq!(Event::PreToolUse.host_name(Host::Cursor), "preToolUse");
+    assert_eq!(
+        Host::Cursor.payload_event_name(Event::PreToolUse),
+        "preToolUse"
+    );
     assert_eq!(Event::BeforeShellExecution.canonical_name(), "PreToolUse");
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::error::Result;
 use crate::home::FableHome;
-use crate::hosts::Host;
+use fable_hosts::Host;
 
 /// Where a profile came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,12 +56,10 @@ fn env_dir(var: &str) -> Option<PathBuf> {
 
 /// The default directory of a host's profile for this user.
 pub fn default_dir(host: Host, user_home: &Path) -> PathBuf {
-    match host {
-        Host::Claude => env_dir("CLAUDE_CONFIG_DIR").unwrap_or_else(|| user_home.join(".claude")),
-        Host::Codex => env_dir("CODEX_HOME").unwrap_or_else(|| user_home.join(".codex")),
-        Host::Gemini => user_home.join(".gemini"),
-        Host::Cursor => user_home.join(".cursor"),
-    }
+    let loc = host.location();
+    loc.env_var
+        .and_then(env_dir)
+        .unwrap_or_else(|| user_home.join(loc.home_relative))
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -75,9 +73,9 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 pub fn discover(home: &FableHome) -> Result<Vec<Profile>> {
     let config = Config::load(&home.config_path())?;
     let mut out: Vec<Profile> = Vec::new();
-    for host in Host::ALL {
+    for &host in Host::ALL {
         let dir = default_dir(host, home.user_home());
-        if host == Host::Claude || dir.is_dir() {
+        if host.location().always_enabled || dir.is_dir() {
             out.push(Profile::new(host, dir, Origin::Default));
         }
     }

@@ -8,8 +8,8 @@ use sha2::Digest;
 use fable_snapshot::manifest::{expand_command, shell_quote, Manifest};
 
 use crate::home::FableHome;
-use crate::hosts::Host;
 use crate::patch::{Desired, DesiredGroup, Ownership};
+use fable_hosts::{EntrySpec, Host};
 
 /// The registered command for a manifest command.
 pub fn registered_command(command: &str, stable_root: &Path, host: Host) -> String {
@@ -76,12 +76,13 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                         h.command
                     ));
                     let id = fable_snapshot::key::hex(&id);
-                    host.render_entry(
-                        h,
-                        command,
-                        matcher.as_deref(),
-                        &format!("fable-{key}-{}", &id[..10]),
-                    )
+                    host.render_entry(&EntrySpec {
+                        command: &command,
+                        timeout_secs: h.timeout,
+                        extra: &h.extra,
+                        matcher: matcher.as_deref(),
+                        name: &format!("fable-{key}-{}", &id[..10]),
+                    })
                 })
                 .collect();
             out.push(DesiredGroup {

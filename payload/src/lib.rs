@@ -45,99 +45,29 @@ use std::io::Write;
 use std::path::PathBuf;
 
 pub use error::{Error, Result};
+pub use fable_hosts::{Event, Host};
 pub use output::{Outcome, Verdict};
 pub use project::Config;
 
 use discovery::Found;
 use normalize::{Authority, Input};
 
-/// A lifecycle event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// Session start: inject compact state.
-    SessionStart,
-    /// Before a tool runs: the delegation guard.
-    PreToolUse,
-    /// After a tool ran: mutation and failure tracking.
-    PostToolUse,
-    /// After a tool failed.
-    PostToolUseFailure,
-    /// The agent wants to stop: the verification gate.
-    Stop,
-    /// The session ends: the same gate as Stop.
-    SessionEnd,
-}
+/// The events the evaluator handles (under their Claude Code names; a host's own spelling,
+/// such as Cursor's `beforeShellExecution`, is evaluated as its Claude equivalent).
+pub const EVALUATED_EVENTS: [Event; 6] = [
+    Event::SessionStart,
+    Event::PreToolUse,
+    Event::PostToolUse,
+    Event::PostToolUseFailure,
+    Event::Stop,
+    Event::SessionEnd,
+];
 
-impl Event {
-    /// All events.
-    pub const ALL: [Event; 6] = [
-        Event::SessionStart,
-        Event::PreToolUse,
-        Event::PostToolUse,
-        Event::PostToolUseFailure,
-        Event::Stop,
-        Event::SessionEnd,
-    ];
-
-    /// Parses kebab (`pre-tool-use`), Pascal (`PreToolUse`) or a host's own name (Gemini
-    /// `BeforeTool` / `AfterTool` / `AfterAgent`, Cursor `preToolUse`, `beforeShellExecution`,
-    /// `afterFileEdit`, ...).
-    pub fn parse(s: &str) -> Option<Event> {
-        Some(match normalize::squash(s).as_str() {
-            "sessionstart" => Event::SessionStart,
-            "pretooluse" | "beforetool" | "beforeshellexecution" | "beforemcpexecution" => {
-                Event::PreToolUse
-            }
-            "posttooluse"
-            | "aftertool"
-            | "aftershellexecution"
-            | "aftermcpexecution"
-            | "afterfileedit" => Event::PostToolUse,
-            "posttoolusefailure" => Event::PostToolUseFailure,
-            "stop" | "afteragent" => Event::Stop,
-            "sessionend" => Event::SessionEnd,
-            _ => return None,
-        })
-    }
-
-    /// The Claude Code (canonical) name.
-    pub fn canonical_name(self) -> &'static str {
-        match self {
-            Event::SessionStart => "SessionStart",
-            Event::PreToolUse => "PreToolUse",
-            Event::PostToolUse => "PostToolUse",
-            Event::PostToolUseFailure => "PostToolUseFailure",
-            Event::Stop => "Stop",
-            Event::SessionEnd => "SessionEnd",
-        }
-    }
-}
-
-/// The host whose output form is produced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Host {
-    /// Claude Code (default).
-    #[default]
-    Claude,
-    /// Codex CLI (Claude's form).
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// Cursor.
-    Cursor,
-}
-
-impl Host {
-    /// Parses a host name.
-    pub fn parse(s: &str) -> Option<Host> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" => Host::Claude,
-            "codex" => Host::Codex,
-            "gemini" => Host::Gemini,
-            "cursor" => Host::Cursor,
-            _ => return None,
-        })
-    }
+/// The event the evaluator runs for `name` in any spelling, or `None` when it has no rule
+/// for it.
+pub fn evaluated_event(name: &str) -> Option<Event> {
+    let event = Event::parse(name)?.claude_equivalent();
+    EVALUATED_EVENTS.contains(&event).then_some(event)
 }
 
 /// One evaluation, independent of the process (used in-process by tests and fuzzing).
@@ -158,12 +88,20 @@ pub struct Request<'a> {
 /// Evaluates one request. Never panics by design; errors become [`Verdict::Note`] (fail open)
 /// except where seed 000 requires a block (unsafe state and mutation debt on Stop).
 pub fn evaluate(req: &Request<'_>) -> Outcome {
+    let event = req.event.claude_equivalent();
+    if !EVALUATED_EVENTS.contains(&event) {
+        return Outcome::default();
+    }
+    let req = Request {
+        event,
+        ..req.clone()
+    };
     let input = normalize::normalize(req.payload);
-    let mut verdict = decide(req, &input);
-    if req.event == Event::SessionStart {
+    let mut verdict = decide(&req, &input);
+    if event == Event::SessionStart {
         verdict = with_nudge(verdict, fable_snapshot::staleness::nudge());
     }
-    output::render(&verdict, req.event, req.host)
+    output::render(&verdict, event, req.host)
 }
 
 /// Adds the hook-snapshot staleness nudge (one line, when this evaluator's own source changed
@@ -242,6 +180,8 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
         Event::PostToolUse => events::post_tool_use::run(&project, input, req.config, false),
         Event::PostToolUseFailure => events::post_tool_use::run(&project, input, req.config, true),
         Event::Stop | Event::SessionEnd => events::stop::run(&project, input, req.event),
+        // `evaluate` passes only the evaluated events.
+        _ => Verdict::Allow,
     }
 }
 
@@ -305,7 +245,8 @@ fn run(args: Vec<OsString>) -> i32 {
                 None => {
                     note = Some(format!(
                         "fable-hook: unknown host {h:?}; using the claude output form \
-                         (hosts: claude, codex, gemini, cursor)\n"
+                         (hosts: {})\n",
+                        Host::names()
                     ))
                 }
             }
@@ -313,7 +254,7 @@ fn run(args: Vec<OsString>) -> i32 {
             println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
             return 0;
         } else if event.is_none() {
-            match Event::parse(&a) {
+            match evaluated_event(&a) {
                 Some(e) => event = Some(e),
                 None => return usage_note(&format!("unknown event {a:?}")),
             }

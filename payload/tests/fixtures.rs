@@ -1,5 +1,5 @@
-//! The hosts' realistic sample payloads (`tests/fixtures/payloads/`, copied from the shared
-//! fixtures) through the library: each host's normalisation and its blocking form for a large
+//! The hosts' realistic sample payloads (`tests/fixtures/payloads/` at the repository root)
+//! through the library: each host's normalisation and its blocking form for a large
 //! delegation, a failing shell command and a Stop with an open card.
 
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ impl Env {
     }
 
     fn run(&self, host: Host, file: &str) -> Outcome {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/payloads");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/payloads");
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let text = text.replace("/home/user/my-project", self.root.to_str().unwrap());
         let obj = input::parse_object(text.as_bytes());

@@ -5,26 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use fable_hosts::Event;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::source_set::{check_relative, HostOverride};
-
-/// Lifecycle events a manifest may name (Claude Code's names, the canonical ones).
-pub const KNOWN_EVENTS: &[&str] = &[
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Notification",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "SessionStart",
-    "SessionEnd",
-    "PermissionRequest",
-];
 
 /// The longest timeout a manifest may give (a day): hosts convert units (Gemini counts
 /// milliseconds), so an absurd value must not overflow.
@@ -70,10 +55,14 @@ impl Manifest {
             .ok_or_else(|| bad("expected an object with a \"hooks\" object".into()))?;
         let mut events = Vec::new();
         for (event, groups) in hooks {
-            if !KNOWN_EVENTS.contains(&event.as_str()) {
+            if Event::from_canonical(event).is_none() {
+                let known: Vec<&str> = Event::CANONICAL
+                    .iter()
+                    .map(|e| e.canonical_name())
+                    .collect();
                 return Err(bad(format!(
                     "unknown event {event:?} (known: {})",
-                    KNOWN_EVENTS.join(", ")
+                    known.join(", ")
                 )));
             }
             let groups = groups

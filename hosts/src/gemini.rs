@@ -1,0 +1,158 @@
+//! Gemini CLI: `~/.gemini/settings.json`, Claude Code's grouped schema with Gemini's event
+//! and tool names, a required entry `name`, and timeouts in milliseconds. A block also prints
+//! `{"decision":"deny","reason"}` on stdout.
+
+use serde_json::{json, Map, Value};
+
+use crate::claude::pass_through;
+use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
+use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
+use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
+use crate::Event;
+
+/// Gemini CLI.
+pub struct Gemini;
+
+const EVENTS: &[(Event, &str)] = &[
+    (Event::PreToolUse, "BeforeTool"),
+    (Event::PostToolUse, "AfterTool"),
+    (Event::Stop, "AfterAgent"),
+    (Event::UserPromptSubmit, "BeforeAgent"),
+    (Event::SessionStart, "SessionStart"),
+    (Event::SessionEnd, "SessionEnd"),
+    (Event::Notification, "Notification"),
+    (Event::PreCompact, "PreCompress"),
+];
+
+/// Gemini sends a failed tool as `AfterTool` and a subagent's end as `AfterAgent`.
+const PAYLOAD_ONLY_EVENTS: &[(Event, &str)] = &[
+    (Event::PostToolUseFailure, "AfterTool"),
+    (Event::SubagentStop, "AfterAgent"),
+];
+
+const TOOLS: ToolTable = &[
+    ("Bash", &["run_shell_command"]),
+    ("Write", &["write_file"]),
+    ("Edit", &["replace"]),
+    ("MultiEdit", &["replace"]),
+    ("Read", &["read_file", "read_many_files"]),
+    ("Glob", &["glob"]),
+    ("Grep", &["search_file_content"]),
+    ("LS", &["list_directory"]),
+    ("WebFetch", &["web_fetch"]),
+    ("WebSearch", &["google_web_search"]),
+];
+
+impl HostSpec for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn location(&self) -> SettingsLocation {
+        SettingsLocation {
+            env_var: None,
+            home_relative: ".gemini",
+            file_name: "settings.json",
+            always_enabled: false,
+        }
+    }
+
+    fn events(&self) -> &'static [(Event, &'static str)] {
+        EVENTS
+    }
+
+    fn payload_only_events(&self) -> &'static [(Event, &'static str)] {
+        PAYLOAD_ONLY_EVENTS
+    }
+
+    fn tools(&self) -> Option<ToolTable> {
+        Some(TOOLS)
+    }
+
+    fn timeout_unit(&self) -> TimeoutUnit {
+        TimeoutUnit::Milliseconds
+    }
+
+    fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), json!(entry.name));
+        m.insert("type".into(), json!("command"));
+        m.insert("command".into(), json!(entry.command));
+        if let Some(t) = entry.timeout_secs {
+            m.insert("timeout".into(), json!(self.timeout_unit().from_secs(t)));
+        }
+        pass_through(&mut m, entry.extra);
+        Value::Object(m)
+    }
+
+    fn payload_common(&self, ctx: &Ctx, name: &str, _event: Option<Event>) -> Map<String, Value> {
+        obj(json!({
+            "session_id": PROBE_SESSION_ID,
+            "transcript_path": ctx.transcript,
+            "cwd": ctx.project,
+            "hook_event_name": name,
+            "timestamp": rfc3339_now(),
+        }))
+    }
+
+    fn payload_fields(&self, _ctx: &Ctx, event: Event) -> Map<String, Value> {
+        let shell = json!({ "command": "ls" });
+        obj(match event {
+            Event::SessionStart => json!({ "source": "startup" }),
+            Event::SessionEnd => json!({ "reason": "exit" }),
+            Event::UserPromptSubmit => json!({ "prompt": "List the files in this directory." }),
+            Event::PreToolUse
+            | Event::BeforeShellExecution
+            | Event::BeforeMcpExecution
+            | Event::PermissionRequest => json!({
+                "tool_name": "run_shell_command",
+                "tool_input": shell
+            }),
+            Event::PostToolUse
+            | Event::AfterShellExecution
+            | Event::AfterMcpExecution
+            | Event::AfterFileEdit => json!({
+                "tool_name": "run_shell_command",
+                "tool_input": shell,
+                "tool_response": { "llmContent": "README.md", "returnDisplay": "README.md" }
+            }),
+            Event::PostToolUseFailure => json!({
+                "tool_name": "run_shell_command",
+                "tool_input": { "command": "false" },
+                "tool_response": {
+                    "llmContent": "Command exited with code 1",
+                    "returnDisplay": "Command exited with code 1",
+                    "error": "Exit code 1"
+                }
+            }),
+            Event::Stop | Event::SubagentStop => json!({
+                "prompt": "List the files in this directory.",
+                "prompt_response": "Done.",
+                "stop_hook_active": false
+            }),
+            Event::SubagentStart => json!({}),
+            Event::Notification => json!({
+                "notification_type": "ToolPermission",
+                "message": "Gemini is waiting for your input",
+                "details": {}
+            }),
+            Event::PreCompact => json!({ "trigger": "auto" }),
+        })
+    }
+
+    fn render_verdict(&self, verdict: &Verdict, event: Event) -> Outcome {
+        match verdict {
+            Verdict::Allow => Outcome::default(),
+            Verdict::Note(n) => note(n),
+            Verdict::Context(ctx) => claude_context(event, ctx),
+            Verdict::Block(reason) => Outcome {
+                code: 2,
+                stdout: format!(
+                    "{}\n",
+                    json!({"decision": "deny", "reason": reason.trim_end()})
+                ),
+                stderr: block_stderr(reason),
+            },
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! What every host file describes: the [`HostSpec`] trait and the small types it speaks in.
+
+use serde_json::{Map, Value};
+
+use crate::output::{Outcome, Verdict};
+use crate::synthetic::Ctx;
+use crate::Event;
+
+/// How a host's hook file arranges entries under its `hooks` object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `event -> [ {matcher?, hooks: [entry...]} ]` (Claude Code, Codex, Gemini).
+    Grouped,
+    /// `event -> [entry...]` (Cursor).
+    Flat,
+}
+
+/// The unit a host counts hook timeouts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutUnit {
+    /// Seconds (the manifest's unit).
+    Seconds,
+    /// Milliseconds (Gemini).
+    Milliseconds,
+}
+
+impl TimeoutUnit {
+    /// Converts a manifest timeout (seconds) into this unit.
+    pub fn from_secs(self, secs: u64) -> u64 {
+        match self {
+            TimeoutUnit::Seconds => secs,
+            TimeoutUnit::Milliseconds => secs.saturating_mul(1000),
+        }
+    }
+}
+
+/// Where a host keeps its user-level profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SettingsLocation {
+    /// The environment variable that moves the profile directory, if any.
+    pub env_var: Option<&'static str>,
+    /// The profile directory relative to the user's home when the variable is unset.
+    pub home_relative: &'static str,
+    /// The settings (hook) file inside the profile directory.
+    pub file_name: &'static str,
+    /// Wired even when the directory does not exist yet (Claude Code, fable's primary host).
+    pub always_enabled: bool,
+}
+
+/// One hook entry to render for a host: the manifest hook after placeholder expansion.
+#[derive(Debug, Clone, Copy)]
+pub struct EntrySpec<'a> {
+    /// The expanded command.
+    pub command: &'a str,
+    /// Timeout in seconds, as the manifest gives it.
+    pub timeout_secs: Option<u64>,
+    /// Other keys of the manifest entry, passed through unchanged.
+    pub extra: &'a Map<String, Value>,
+    /// The (already translated) matcher, for hosts that keep it on the entry.
+    pub matcher: Option<&'a str>,
+    /// A stable, unique name for hosts that require one (Gemini).
+    pub name: &'a str,
+}
+
+/// A table of Claude Code tool names and the host's names for them.
+pub type ToolTable = &'static [(&'static str, &'static [&'static str])];
+
+/// Everything fable knows of one host. One implementation per file in this crate; the
+/// registry in `lib.rs` lists them.
+pub trait HostSpec: Sync {
+    /// The host's name on the command line, in config files and in `--host`.
+    fn name(&self) -> &'static str;
+    /// Other spellings `Host::parse` accepts (lower case).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Where the user-level profile lives.
+    fn location(&self) -> SettingsLocation;
+    /// How entries are arranged in the hook file.
+    fn layout(&self) -> Layout {
+        Layout::Grouped
+    }
+    /// Canonical event -> the host's event name, for the events fable may wire there.
+    fn events(&self) -> &'static [(Event, &'static str)];
+    /// Event names the host puts in payloads for events fable does not wire there (used to
+    /// parse and to build probe payloads).
+    fn payload_only_events(&self) -> &'static [(Event, &'static str)] {
+        &[]
+    }
+    /// Claude Code tool name -> the host's tool names, for matchers; `None` when the host uses
+    /// Claude Code's names.
+    fn tools(&self) -> Option<ToolTable> {
+        None
+    }
+    /// The unit of the entry's `timeout` field.
+    fn timeout_unit(&self) -> TimeoutUnit {
+        TimeoutUnit::Seconds
+    }
+    /// Top-level fields the host requires, added when absent (never changed when present).
+    fn required_fields(&self) -> Vec<(&'static str, Value)> {
+        Vec::new()
+    }
+    /// Renders one entry of the host's hook file.
+    fn render_entry(&self, entry: &EntrySpec<'_>) -> Value;
+    /// The fields every payload of this host carries (`hook_event_name` set to `name`).
+    fn payload_common(&self, ctx: &Ctx, name: &str, event: Option<Event>) -> Map<String, Value>;
+    /// The event-specific fields of a harmless probe payload.
+    fn payload_fields(&self, ctx: &Ctx, event: Event) -> Map<String, Value>;
+    /// Renders the evaluator's verdict in the form this host reads.
+    fn render_verdict(&self, verdict: &Verdict, event: Event) -> Outcome;
+}
