@@ -1,20 +1,18 @@
 //! `fable doctor --fix`: carries out the [`Action`]s of a check pass.
 //!
-//! Every source repair goes through [`fable_installer::install::install`] (re-sync + re-patch
-//! of every parseable profile, under the install lock, with its own journal), so the doctor
-//! converges exactly as `fable install` would. The other repairs (deleting a damaged generation,
-//! git shims, orphaned entries, an interrupted journal) take the install lock themselves; the
-//! lock is never held around a call to `install`, which takes it too.
+//! Every repair goes through the installer's operations: a source is re-synced and re-patched
+//! by [`fable_installer::ops::install`] exactly as `fable install` would, and the others (a
+//! snapshot alone, git shims, orphaned entries, finished journals, gc) by
+//! [`fable_installer::ops::repair`] and [`fable_installer::ops::gc`]. Each operation takes the
+//! install lock itself (and journals what it writes); the doctor never takes it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fable_installer::converge::{plan_profile, write_plan};
-use fable_installer::install::{install, InstallOptions};
-use fable_installer::lock::InstallLock;
+use fable_installer::ops::{self, install::install, install::InstallOptions};
 use fable_installer::profiles::Profile;
-use fable_installer::sync::{self, SourceSpec};
+use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 
 use crate::checks::install_command;
@@ -33,12 +31,12 @@ pub enum FixError {
     #[error(transparent)]
     Git(#[from] fable_installer::git::GitError),
     /// A file operation failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A repair that could not be attempted.
     #[error("{0}")]
@@ -65,7 +63,7 @@ pub fn apply(
                     dir.display().to_string(),
                     FixError::Io {
                         path: dir.clone(),
-                        source: e,
+                        cause: e,
                     },
                 );
             }
@@ -126,34 +124,23 @@ pub fn apply(
             _ => {}
         }
     }
-    if !git_keys.is_empty() || !orphans.is_empty() {
-        match InstallLock::acquire(&home.lock_path(), lock_wait) {
-            Ok(_lock) => {
-                for key in git_keys {
-                    match fable_installer::git::converge(home, key, false) {
-                        Ok(outcome) => {
-                            for f in outcome.failures {
-                                fail(
-                                    &mut failures,
-                                    format!("{key} {}", f.target.hooks_dir.display()),
-                                    FixError::Other(f.error),
-                                );
-                            }
-                        }
-                        Err(e) => fail(&mut failures, key.clone(), e.into()),
-                    }
-                }
-                for (path, key) in orphans {
-                    if let Err(e) = remove_orphans(home, profiles, path, key) {
-                        fail(&mut failures, format!("{} for {key}", path.display()), e);
-                    }
+    for key in git_keys {
+        match ops::repair::converge_git(home, key, lock_wait) {
+            Ok(outcome) => {
+                for f in outcome.failures {
+                    fail(
+                        &mut failures,
+                        format!("{key} {}", f.target.hooks_dir.display()),
+                        FixError::Other(f.error),
+                    );
                 }
             }
-            Err(e) => fail(
-                &mut failures,
-                home.lock_path().display().to_string(),
-                e.into(),
-            ),
+            Err(e) => fail(&mut failures, key.clone(), e.into()),
+        }
+    }
+    for (path, key) in orphans {
+        if let Err(e) = remove_orphans(home, profiles, path, key, lock_wait) {
+            fail(&mut failures, format!("{} for {key}", path.display()), e);
         }
     }
 
@@ -166,29 +153,19 @@ pub fn apply(
             _ => None,
         })
         .collect();
-    if !journals.is_empty() {
-        match InstallLock::acquire(&home.lock_path(), lock_wait) {
-            Ok(_lock) => {
-                for (path, spec) in journals {
-                    let done = match spec {
-                        Some(s) => converged.contains(s),
-                        None => all_ok,
-                    };
-                    if !done {
-                        continue;
-                    }
-                    match std::fs::remove_file(path) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => fail(
-                            &mut failures,
-                            path.display().to_string(),
-                            FixError::Io {
-                                path: path.clone(),
-                                source: e,
-                            },
-                        ),
-                    }
+    let done: Vec<PathBuf> = journals
+        .into_iter()
+        .filter(|(_, spec)| match spec {
+            Some(s) => converged.contains(s),
+            None => all_ok,
+        })
+        .map(|(path, _)| path.clone())
+        .collect();
+    if !done.is_empty() {
+        match ops::repair::clear_journals(home, &done, lock_wait) {
+            Ok(failed) => {
+                for (path, e) in failed {
+                    fail(&mut failures, path.display().to_string(), e.into());
                 }
             }
             Err(e) => fail(
@@ -202,7 +179,7 @@ pub fn apply(
     // GC keeps only current and previous generations: after a failed repair (a source whose
     // `current` may still dangle) it could delete the one good generation, so it waits.
     if failures.is_empty() && actions.iter().any(|a| matches!(a, Action::Gc)) {
-        if let Err(e) = fable_installer::generations::gc(home, lock_wait) {
+        if let Err(e) = ops::gc::gc(home, lock_wait) {
             fail(&mut failures, "fable gc".into(), e.into());
         }
     }
@@ -235,15 +212,7 @@ fn converge_source(
 ) -> Result<(), FixError> {
     let all_parse = profiles.iter().all(|p| parseable.contains(&p.path));
     if !all_parse && parseable.is_empty() {
-        home.ensure()?;
-        let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
-        let prepared = sync::prepare(home, spec)?;
-        let damaged = prepared.current.as_deref() == Some(prepared.tree_hash.as_str())
-            && home
-                .store()
-                .verify_generation(&prepared.key, &prepared.tree_hash)?
-                .is_some();
-        sync::commit(home, &prepared, damaged)?;
+        ops::repair::resync_snapshot(home, spec, lock_wait)?;
         return Ok(());
     }
     let opts = InstallOptions {
@@ -262,19 +231,18 @@ fn converge_source(
     Ok(())
 }
 
-/// Removes the entries of an uninstalled source `key` from one settings file (caller holds the
-/// install lock).
+/// Removes the entries of an uninstalled source `key` from one settings file.
 fn remove_orphans(
     home: &FableHome,
     profiles: &[Profile],
     path: &Path,
     key: &str,
+    lock_wait: Duration,
 ) -> Result<(), FixError> {
     let profile = profiles
         .iter()
         .find(|p| p.path == path)
         .ok_or_else(|| FixError::Other(format!("{} is no longer a profile", path.display())))?;
-    let plan = plan_profile(home, profile, key, None, &[])?;
-    write_plan(home, &plan)?;
+    ops::repair::remove_orphans(home, profile, key, lock_wait)?;
     Ok(())
 }

@@ -11,11 +11,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     #[error(transparent)]
     Snapshot(#[from] fable_snapshot::Error),
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (part of the message, so not also a `source()`).
+        cause: std::io::Error,
     },
     #[error("{path}:{line}:{column}: {message}; fix the file by hand (fable never rewrites a file it cannot parse)")]
     Parse {
@@ -45,7 +45,7 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 }

@@ -7,21 +7,24 @@ pub mod lock;
 
 pub use error::{Error, Result};
 pub use home::FableHome;
-pub mod backup;
 pub mod config;
-pub mod converge;
 pub mod default_source;
-pub mod generations;
 pub mod git;
 pub mod hosts;
-pub mod install;
 pub mod journal;
 pub mod ops;
-pub mod patch;
 pub mod profiles;
 pub mod selfupdate;
-pub mod status;
+pub mod settings;
 pub mod sync;
 pub mod testpoint;
-pub mod uninstall;
-pub mod wiring;
+
+// Former module paths, kept while callers move to `settings::*` and `ops::*`.
+pub use ops::{install, status, uninstall};
+
+/// `fable rollback` and `fable gc`, under their former module name.
+pub mod generations {
+    pub use crate::ops::gc::gc;
+    pub use crate::ops::rollback::{rollback, Rollback};
+}
+pub use settings::{backup, desired as wiring, patch, plan as converge};

@@ -6,15 +6,14 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An I/O operation on `path` failed.
-    #[error("{op} {}: {source}", path.display())]
+    #[error("{op} {}: {cause}", path.display())]
     Io {
         /// What was being done ("read", "write", "create", ...).
         op: &'static str,
         /// The file or directory concerned.
         path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (part of the message, so not also a `source()`).
+        cause: std::io::Error,
     },
     /// A lifecycle path is a symlink, a dangling link or a special file (seed 000).
     #[error("unsafe lifecycle path {}: {what}; restore a real directory / regular file", path.display())]
@@ -85,7 +84,7 @@ impl Error {
         Error::Io {
             op,
             path: path.to_path_buf(),
-            source,
+            cause: source,
         }
     }
 

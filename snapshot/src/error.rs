@@ -8,11 +8,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// What can go wrong while reading a source or writing a generation.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        /// The underlying error (part of the message, so not also a `source()`).
+        cause: std::io::Error,
     },
     #[error("{path}: no hook manifest (expected hooks/hooks.json in the source directory)")]
     NoManifest { path: PathBuf },
@@ -31,7 +31,7 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 }

@@ -1,5 +1,5 @@
-//! `fable rollback` and `fable gc`: switching back to the previous generation and deleting the
-//! ones neither current nor previous.
+//! `fable rollback`: switching back to the previous generation and re-wiring every profile to
+//! its manifest.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,7 +58,7 @@ pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Roll
     let checkouts: Vec<&std::path::Path> = record.source.iter().map(PathBuf::as_path).collect();
     let plans = crate::profiles::discover(home)?
         .iter()
-        .map(|p| crate::converge::plan_profile(home, p, key, Some(&manifest), &checkouts))
+        .map(|p| crate::settings::plan::plan_profile(home, p, key, Some(&manifest), &checkouts))
         .collect::<Result<Vec<_>>>()?;
     store.switch_current(key, &to)?;
     record.previous = Some(from.clone());
@@ -66,36 +66,11 @@ pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Roll
     store.write_record(&record)?;
     // The wiring follows the generation (an event or script the newer one added is unwired).
     for plan in &plans {
-        crate::converge::write_plan(home, plan)?;
+        crate::settings::plan::write_plan(home, plan)?;
     }
     Ok(Rollback {
         key: key.to_string(),
         from,
         to,
     })
-}
-
-/// Deletes every generation that is neither current nor previous, for every source.
-pub fn gc(home: &FableHome, lock_wait: Duration) -> Result<Vec<PathBuf>> {
-    let store = home.store();
-    if !store.sources_dir().exists() {
-        return Ok(Vec::new());
-    }
-    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
-    let mut removed = Vec::new();
-    for key in store.keys()? {
-        let record = store.read_record(&key)?;
-        let current = store.current_hash(&key);
-        let previous = record.and_then(|r| r.previous);
-        let keep: Vec<&str> = current
-            .iter()
-            .chain(previous.iter())
-            .map(String::as_str)
-            .collect();
-        if keep.is_empty() {
-            continue;
-        }
-        removed.extend(store.gc(&key, &keep)?);
-    }
-    Ok(removed)
 }

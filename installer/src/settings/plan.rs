@@ -10,9 +10,9 @@ use fable_snapshot::manifest::Manifest;
 
 use crate::error::{Error, IoContext, Result};
 use crate::home::FableHome;
-use crate::patch::{apply_and_verify, plan, Desired, Document, Ownership};
 use crate::profiles::Profile;
-use crate::wiring;
+use crate::settings::desired as wiring;
+use crate::settings::patch::{apply_and_verify, plan, Desired, Document, Ownership};
 
 /// The planned change to one profile's hook file.
 #[derive(Debug, Clone)]
@@ -159,7 +159,7 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
         after,
         ..plan.clone()
     };
-    let backup = crate::backup::save(
+    let backup = crate::settings::backup::save(
         home,
         &plan.profile.id(),
         &plan.profile.path,
@@ -203,7 +203,7 @@ fn user_containers(
     profile: &Profile,
     current: Option<&str>,
 ) -> (bool, Vec<String>) {
-    let original = match crate::backup::original(home, &profile.id()) {
+    let original = match crate::settings::backup::original(home, &profile.id()) {
         Ok(Some(original)) => original,
         _ => current.map(str::to_string),
     };

@@ -8,7 +8,7 @@ use sha2::Digest;
 use fable_snapshot::manifest::{expand_command, shell_quote, Manifest};
 
 use crate::home::FableHome;
-use crate::patch::{Desired, DesiredGroup, Ownership};
+use crate::settings::patch::{Desired, DesiredGroup, Ownership};
 use fable_hosts::{EntrySpec, Host};
 
 /// The registered command for a manifest command.

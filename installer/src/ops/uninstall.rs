@@ -8,12 +8,12 @@ use serde::Serialize;
 
 use fable_snapshot::key::DEFAULT_KEY;
 
-use crate::converge::{plan_profile, write_plan, ProfileReport};
 use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
-use crate::patch::Document;
 use crate::profiles;
+use crate::settings::patch::Document;
+use crate::settings::plan::{plan_profile, write_plan, ProfileReport};
 use crate::sync::SourceSpec;
 
 /// What to uninstall.
@@ -113,12 +113,12 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
         }
         let id = plan.profile.id();
         let path = &plan.profile.path;
-        match crate::backup::original(home, &id)? {
+        match crate::settings::backup::original(home, &id)? {
             None => report
                 .notes
                 .push(format!("{}: no original backup is kept", path.display())),
             Some(original) => {
-                let now = crate::converge::read_settings(path)?;
+                let now = crate::settings::plan::read_settings(path)?;
                 let now_doc = Document::parse(path, now.clone())?;
                 let orig_doc = Document::parse(path, original.clone())?;
                 let host = plan.profile.host;
@@ -128,7 +128,7 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
                     report.notes.push(format!(
                         "{}: changed since fable first wrote it; kept as is (the original is in {})",
                         path.display(),
-                        crate::backup::dir(home, &id).display()
+                        crate::settings::backup::dir(home, &id).display()
                     ));
                     continue;
                 }
@@ -148,7 +148,7 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
                     }
                     _ => {}
                 }
-                crate::backup::forget_original(home, &id);
+                crate::settings::backup::forget_original(home, &id);
             }
         }
     }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::converge::{plan_profile, write_plan, ProfilePlan, ProfileReport};
 use crate::error::Result;
 use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
@@ -17,6 +16,7 @@ use crate::hosts::Host;
 use crate::journal::{Intent, Journal};
 use crate::lock::InstallLock;
 use crate::profiles;
+use crate::settings::plan::{plan_profile, write_plan, ProfilePlan, ProfileReport};
 use crate::sync::{self, Prepared, SourceSpec, Synced};
 use crate::testpoint::pause;
 

@@ -10,11 +10,11 @@ use fable_snapshot::key::DEFAULT_KEY;
 use fable_snapshot::manifest::Manifest;
 use fable_snapshot::source_set::{source_paths, SourceConfig, MANIFEST_PATH};
 
-use crate::converge::plan_profile;
 use crate::default_source;
 use crate::error::Result;
 use crate::home::FableHome;
 use crate::profiles::{self, Profile};
+use crate::settings::plan::plan_profile;
 use crate::sync::SourceSpec;
 
 /// A source's state.
@@ -217,7 +217,7 @@ pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceS
         Some(SourceSpec::Default) => targets.push((DEFAULT_KEY.to_string(), None)),
         Some(spec @ SourceSpec::Checkout(_)) => {
             // A checkout path, or an installed key (also when its checkout is gone).
-            targets.push(crate::uninstall::resolve_key(home, spec)?);
+            targets.push(crate::ops::uninstall::resolve_key(home, spec)?);
         }
         None => {
             for key in store.keys()? {

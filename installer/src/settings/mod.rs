@@ -1,0 +1,10 @@
+//! The settings engine: from a manifest to each profile's hook file. [`desired`] renders the
+//! entries a source wants for a host, [`plan`] reads the file and plans the change (a JSON
+//! Patch, checked by applying it), [`patch`] edits the text in place through a concrete syntax
+//! tree and verifies the result, and [`backup`] keeps the original and recent copies; the write
+//! itself is `fable_snapshot::fsutil::write_atomic`.
+
+pub mod backup;
+pub mod desired;
+pub mod patch;
+pub mod plan;
