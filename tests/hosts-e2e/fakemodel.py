@@ -33,8 +33,8 @@ def shell(cmd):
     return {"kind": "shell", "cmd": cmd}
 
 
-def text(msg="All done."):
-    return {"kind": "text", "text": msg}
+def text(msg="All done.", numbered=False):
+    return {"kind": "text", "text": msg, "numbered": numbered}
 
 
 class Script:
@@ -46,7 +46,10 @@ class Script:
     def action(self, step):
         if not self.actions:
             return text()
-        return self.actions[min(step, len(self.actions) - 1)]
+        a = self.actions[min(step, len(self.actions) - 1)]
+        if a.get("numbered"):  # a different answer each turn (no host loop detector trips)
+            a = dict(a, text=f"{a['text']} (answer {step + 1})")
+        return a
 
 
 # ---------------------------------------------------------------------------------------------

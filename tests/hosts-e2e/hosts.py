@@ -48,6 +48,12 @@ approval_policy = "never"
 sandbox_mode = "danger-full-access"
 check_for_update_on_startup = false
 
+[analytics]
+enabled = false
+
+[otel]
+metrics_exporter = "none"
+
 [model_providers.fake]
 name = "fake"
 base_url = "http://127.0.0.1:{port}/v1"

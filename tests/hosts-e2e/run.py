@@ -27,11 +27,13 @@ CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "fai
 RUN_DEADLINE = 45.0
 BOUNDED_DEADLINE = 60.0
 MAX_MODEL_CALLS = 30
+MAX_STOP_HOOKS = 100  # Stop hook runs (seen by the probe) before the harness kills a run
 STOP_CAP = 3  # consecutive blocked stops fable is to allow before letting one through
 
 # Cases expected to fail until the evaluator fixes land ("host case", one a line, # comments).
 BUILTIN_XFAIL = """
-codex failures-recovering
+codex guard-state          # PreToolUse does not read apply_patch's patch paths (tool_input.command)
+codex failures-recovering  # Codex's PostToolUse carries no exit code ("failing\\n" only)
 claude stop-bounded
 codex stop-bounded
 gemini stop-bounded
@@ -327,6 +329,8 @@ class Inner:
                     pass
                 if srv.runaway.is_set():
                     killed = f"more than {MAX_MODEL_CALLS} model calls"
+                elif self.stop_hook_runs(proj) > MAX_STOP_HOOKS:
+                    killed = f"more than {MAX_STOP_HOOKS} Stop hook runs"
                 elif time.time() - t0 > deadline:
                     killed = f"deadline {deadline:.0f} s"
                 if killed:
@@ -342,6 +346,8 @@ class Inner:
                 pass
             so.close()
             se.close()
+            if not killed and srv.runaway.is_set():
+                killed = f"more than {MAX_MODEL_CALLS} model calls (the harness refused the next one)"
             out["rc"] = p.returncode
             out["killed"] = killed
             out["seconds"] = round(time.time() - t0, 1)
@@ -354,6 +360,19 @@ class Inner:
         with open(os.path.join(self.root, f"{name}.requests.json"), "w") as f:
             json.dump(srv.log, f, indent=1)
         return out
+
+    def stop_hook_runs(self, proj):
+        """Stop hook runs of this project so far (cheap: file names, then cwd)."""
+        tag = os.path.basename(proj)
+        n = 0
+        for fn in os.listdir(self.probe_dir):
+            if fn.endswith("-Stop.json"):
+                try:
+                    if tag in open(os.path.join(self.probe_dir, fn)).read(4096):
+                        n += 1
+                except OSError:
+                    pass
+        return n
 
     def probes(self, proj):
         got = []
@@ -514,10 +533,10 @@ def inner_main(host, root, fable):
     if not mains(run):
         result("guard-state", False, f"no model request (rc {run['rc']}): " + run["stderr"][-300:].replace("\n", " | "))
     elif s1 is None:
-        result("guard-state", False, f"state.json is no longer JSON: {raw1[:80]!r}")
+        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     elif set(s1) != set(s0) or s1.get("schemaVersion") != s0.get("schemaVersion") \
             or s1.get("workspaceId") != s0.get("workspaceId"):
-        result("guard-state", False, f"state.json schema changed: keys {sorted(s1)[:6]}...")
+        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
         write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file")]
@@ -536,6 +555,7 @@ def inner_main(host, root, fable):
     facts["fail"]["post_payloads"] = [{k: pp["payload"].get(k) for k in
                                        ("hook_event_name", "tool_name", "tool_response", "error", "exit_code")
                                        if k in pp["payload"]} for pp in post if isinstance(pp["payload"], dict)]
+    facts["fail"]["tool_results"] = tool_results(run)
     facts["fail"]["state_after"] = {k: (s1 or {}).get(k) for k in ("phase", "failureStreak", "lastDecision")}
     if not mains(run):
         result("failures-recovering", False, f"no model request (rc {run['rc']})")
@@ -579,15 +599,18 @@ def inner_main(host, root, fable):
     st = json.load(open(sp))
     st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
     json.dump(st, open(sp, "w"), indent=2)
-    run = inn.run_cli("bounded", p, fm.Script([fm.text()]), deadline=BOUNDED_DEADLINE)
+    run = inn.run_cli("bounded", p, fm.Script([fm.text(numbered=True)]), deadline=BOUNDED_DEADLINE)
     facts["bounded"] = summarize(run)
     n = len(mains(run))
+    facts["bounded"]["stop_hook_runs"] = len(stop_events(run))
+    facts["bounded"].pop("stop_payloads", None)
     if not n:
         result("stop-bounded", False, f"no model request (rc {run['rc']})")
     elif run["killed"]:
-        result("stop-bounded", False, f"never ended: killed ({run['killed']}) after {n} model calls")
+        result("stop-bounded", False, f"never ended: killed ({run['killed']}) after {n} model calls, "
+               f"{len(stop_events(run))} Stop hook runs")
     elif n > 1 + STOP_CAP:
-        result("stop-bounded", False, f"ended after {n} model calls (want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
+        result("stop-bounded", False, f"ended by itself after {n} model calls, {len(stop_events(run))} Stop hook runs (want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
     else:
         result("stop-bounded", True, f"{n} model calls, rc {run['rc']}")
 
