@@ -23,7 +23,7 @@ WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
 ALL_HOSTS = ["claude", "codex", "gemini"]
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
-         "stop-card", "stop-bounded", "loopback-only"]
+         "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
 RUN_DEADLINE = 45.0
 BOUNDED_DEADLINE = 60.0
 MAX_MODEL_CALLS = 30
@@ -37,6 +37,9 @@ codex failures-recovering  # Codex's PostToolUse carries no exit code ("failing\
 claude stop-bounded
 codex stop-bounded
 gemini stop-bounded
+claude stop-bounded-repeat
+codex stop-bounded-repeat
+gemini stop-bounded-repeat
 """
 
 CONTEXT_MARK = "[fable] lifecycle state of "
@@ -180,6 +183,7 @@ def outer(args):
             else:
                 print(f"FAIL {h} {case}: {reason}")
                 failed += 1
+    sys.stdout.flush()
     report = {"root": root, "seconds": round(time.time() - t0, 1), "results": results}
     with open(os.path.join(WORK, "last-report.json"), "w") as f:
         json.dump(report, f, indent=2)
@@ -460,7 +464,7 @@ def inner_main(host, root, fable):
     try:
         inn.network()
         inn.install()
-        projects = {n: inn.project(n) for n in ("write", "deny", "fail", "card", "bounded")}
+        projects = {n: inn.project(n) for n in ("write", "deny", "fail", "card", "bounded", "repeat")}
         if host == "codex":
             inn.trust_codex(list(projects.values()))
     except Exception as e:  # noqa: BLE001
@@ -593,26 +597,30 @@ def inner_main(host, root, fable):
     else:
         result("stop-card", True, f"{len(m)} model calls, rc {run['rc']}")
 
-    # ---- run 5: a Stop that always blocks (invalid state) ends in bounded calls (case 7)
-    p = projects["bounded"]
-    sp = os.path.join(p, ".fable", "state.json")
-    st = json.load(open(sp))
-    st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
-    json.dump(st, open(sp, "w"), indent=2)
-    run = inn.run_cli("bounded", p, fm.Script([fm.text(numbered=True)]), deadline=BOUNDED_DEADLINE)
-    facts["bounded"] = summarize(run)
-    n = len(mains(run))
-    facts["bounded"]["stop_hook_runs"] = len(stop_events(run))
-    facts["bounded"].pop("stop_payloads", None)
-    if not n:
-        result("stop-bounded", False, f"no model request (rc {run['rc']})")
-    elif run["killed"]:
-        result("stop-bounded", False, f"never ended: killed ({run['killed']}) after {n} model calls, "
-               f"{len(stop_events(run))} Stop hook runs")
-    elif n > 1 + STOP_CAP:
-        result("stop-bounded", False, f"ended by itself after {n} model calls, {len(stop_events(run))} Stop hook runs (want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
-    else:
-        result("stop-bounded", True, f"{n} model calls, rc {run['rc']}")
+    # ---- runs 5, 6: a Stop that always blocks (invalid state) ends in bounded calls (case 7),
+    # with a different answer each turn, then with the same answer repeated (a stuck model)
+    for name, case, numbered in (("bounded", "stop-bounded", True), ("repeat", "stop-bounded-repeat", False)):
+        p = projects[name]
+        sp = os.path.join(p, ".fable", "state.json")
+        st = json.load(open(sp))
+        st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
+        json.dump(st, open(sp, "w"), indent=2)
+        run = inn.run_cli(name, p, fm.Script([fm.text(numbered=numbered)]), deadline=BOUNDED_DEADLINE)
+        facts[name] = summarize(run)
+        n, stops = len(mains(run)), len(stop_events(run))
+        facts[name]["stop_hook_runs"] = stops
+        facts[name]["stop_hook_active"] = [p_["payload"].get("stop_hook_active") for p_ in stop_events(run)[:6]
+                                           if isinstance(p_["payload"], dict)]
+        facts[name].pop("stop_payloads", None)
+        if not n:
+            result(case, False, f"no model request (rc {run['rc']})")
+        elif run["killed"]:
+            result(case, False, f"never ended: killed ({run['killed']}) after {n} model calls, {stops} Stop hook runs")
+        elif n > 1 + STOP_CAP:
+            result(case, False, f"ended by itself after {n} model calls, {stops} Stop hook runs "
+                   f"(want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
+        else:
+            result(case, True, f"{n} model calls, {stops} Stop hook runs, rc {run['rc']}")
 
     # ---- case 8: nothing tried to leave loopback
     names = sorted({q["name"] for r in inn.runs.values() for q in r["dns"]})
