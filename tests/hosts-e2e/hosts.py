@@ -1,0 +1,177 @@
+"""Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI)."""
+
+import json
+import os
+import select
+import subprocess
+import time
+
+PINNED = {
+    "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
+    "codex": ("@openai/codex", "0.171.0", "codex"),
+    "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
+}
+
+GEMINI_MODEL = "gemini-2.5-flash"
+PROMPT = "do the task"
+
+
+def setup_profile(host, env):
+    """Creates the host's profile directory and the settings the offline run needs (before
+    `fable install`, which then wires hooks into them)."""
+    home = env["HOME"]
+    if host == "claude":
+        os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
+        # Skip the first-run screens; -p does not need them, but keep the config quiet.
+        with open(os.path.join(home, ".claude.json"), "w") as f:
+            json.dump({"hasCompletedOnboarding": True, "autoUpdates": False}, f)
+    elif host == "codex":
+        os.makedirs(env["CODEX_HOME"], exist_ok=True)
+        write_codex_config(env, 1)  # the port is set per run
+    elif host == "gemini":
+        d = os.path.join(home, ".gemini")
+        os.makedirs(d, exist_ok=True)
+        settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        }
+        with open(os.path.join(d, "settings.json"), "w") as f:
+            json.dump(settings, f, indent=2)
+
+
+CODEX_CONFIG = """# written by tests/hosts-e2e (fake model on loopback)
+model = "gpt-5.5"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[otel]
+metrics_exporter = "none"
+
+[model_providers.fake]
+name = "fake"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+env_key = "FAKE_MODEL_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 20000
+"""
+
+TRUST_MARK = "# --- hook trust (tests/hosts-e2e) ---\n"
+
+
+def write_codex_config(env, port):
+    """Rewrites config.toml for this run's port, keeping the hook trust block below it."""
+    path = os.path.join(env["CODEX_HOME"], "config.toml")
+    trust = ""
+    if os.path.exists(path):
+        old = open(path).read()
+        if TRUST_MARK in old:
+            trust = old[old.index(TRUST_MARK):]
+    with open(path, "w") as f:
+        f.write(CODEX_CONFIG.format(port=port))
+        if trust:
+            f.write("\n" + trust)
+
+
+def command(host, bins, env, port, tmpdir):
+    """argv and extra environment of one headless turn against the fake model on `port`."""
+    exe = os.path.join(bins, PINNED[host][2])
+    if host == "claude":
+        argv = [exe, "-p", PROMPT, "--output-format", "json", "--dangerously-skip-permissions"]
+        extra = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "dummy",
+                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "IS_SANDBOX": "1",
+                 "CLAUDE_CODE_TMPDIR": tmpdir, "DISABLE_AUTOUPDATER": "1"}
+    elif host == "codex":
+        write_codex_config(env, port)
+        argv = [exe, "exec", "--skip-git-repo-check", "--json",
+                "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps",
+                "--disable", "in_app_updates", "--disable", "plugin_sharing", PROMPT]
+        extra = {"FAKE_MODEL_API_KEY": "dummy"}
+    else:
+        argv = [exe, "-p", PROMPT, "--output-format", "json", "--yolo", "-m", GEMINI_MODEL]
+        extra = {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{port}",
+                 "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "true"}
+    return argv, extra
+
+
+# ---------------------------------------------------------------------------------------------
+# Codex hook trust
+
+
+def codex_hooks_list(codex, env, cwds, timeout=20):
+    """`codex app-server` over JSON-RPC stdio: initialize, initialized, hooks/list {cwds}.
+    Returns the `data` list of hooks/list."""
+    p = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    msgs = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "fable-hosts-e2e", "version": "0.1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": list(cwds)}},
+    ]
+    try:
+        for m in msgs:
+            p.stdin.write((json.dumps(m) + "\n").encode())
+        p.stdin.flush()
+        deadline = time.time() + timeout
+        buf = b""
+        while time.time() < deadline:
+            r, _, _ = select.select([p.stdout], [], [], 0.5)
+            if not r:
+                continue
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if msg.get("id") == 2:
+                    if "error" in msg:
+                        raise RuntimeError(f"hooks/list failed: {msg['error']}")
+                    return msg["result"]["data"]
+        raise RuntimeError("codex app-server gave no hooks/list answer")
+    finally:
+        try:
+            os.killpg(p.pid, 9)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def toml_str(s):
+    return json.dumps(s)  # a TOML basic string is JSON-compatible for these characters
+
+
+def trust_codex_hooks_via_app_server(codex, env, cwds):
+    """Trusts every hook Codex lists for `cwds` by writing
+    `[hooks.state."<key>"] trusted_hash = "<currentHash>"` into $CODEX_HOME/config.toml.
+
+    TODO: switch to `fable install --trust-codex` once it exists (run.py already prefers it
+    when `fable install --help` mentions it)."""
+    data = codex_hooks_list(codex, env, cwds)
+    lines, seen = [], set()
+    for entry in data:
+        for hook in entry.get("hooks") or []:
+            key, h = hook.get("key"), hook.get("currentHash")
+            if key and h and key not in seen:
+                seen.add(key)
+                lines.append(f"[hooks.state.{toml_str(key)}]\ntrusted_hash = {toml_str(h)}\n")
+    path = os.path.join(env["CODEX_HOME"], "config.toml")
+    text = open(path).read()
+    if TRUST_MARK in text:
+        text = text[:text.index(TRUST_MARK)]
+    with open(path, "w") as f:
+        f.write(text.rstrip("\n") + "\n\n" + TRUST_MARK + "\n".join(lines))
+    return data

@@ -1,0 +1,659 @@
+#!/usr/bin/env python3
+"""End-to-end suite: the real Claude Code / Codex / Gemini CLIs, offline, against a scripted
+fake model, with fable's hooks installed. See README.md in this directory."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import fakemodel as fm  # noqa: E402
+import hosts as H  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+WORK = os.path.join(REPO, "target", "hosts-e2e")
+NPM_DIR = os.path.join(WORK, "npm")
+ALL_HOSTS = ["claude", "codex", "gemini"]
+CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
+         "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
+RUN_DEADLINE = 45.0
+BOUNDED_DEADLINE = 60.0
+MAX_MODEL_CALLS = 30
+MAX_STOP_HOOKS = 100  # Stop hook runs (seen by the probe) before the harness kills a run
+STOP_CAP = 3  # consecutive blocked stops fable is to allow before letting one through
+
+# Cases expected to fail until the evaluator fixes land ("host case", one a line, # comments).
+BUILTIN_XFAIL = """
+codex guard-state          # PreToolUse does not read apply_patch's patch paths (tool_input.command)
+codex failures-recovering  # Codex's PostToolUse carries no exit code ("failing\\n" only)
+claude stop-bounded
+codex stop-bounded
+gemini stop-bounded
+claude stop-bounded-repeat
+codex stop-bounded-repeat
+gemini stop-bounded-repeat
+"""
+
+CONTEXT_MARK = "[fable] lifecycle state of "
+BLOCK_MARK = "[fable] BLOCKED"
+CARD = "finish the probe card"
+FAIL_CMD = "echo failing >&2; exit 3"
+CLOSE_CARD_CMD = ("sed -i 's/^- \\[ \\] finish the probe card$/- [x] finish the probe card -- evidence: "
+                  "ran the scripted e2e probe command/' .fable/LEDGER.md")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Outside the namespace: preconditions, npm, re-exec per host
+
+
+def find_fable():
+    b = os.environ.get("FABLE_BIN")
+    if b:
+        return os.path.abspath(b)
+    for d in ("release", "debug"):
+        p = os.path.join(REPO, "target", d, "fable")
+        if os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def unshare_ok():
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        return "unshare or ip not found"
+    r = subprocess.run(["unshare", "-n", "-m", "true"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "unshare -n -m failed: " + (r.stderr.strip() or f"exit {r.returncode}")
+    return None
+
+
+def npm_installed(host):
+    pkg, ver, _ = H.PINNED[host]
+    pj = os.path.join(NPM_DIR, "node_modules", pkg, "package.json")
+    try:
+        return json.load(open(pj)).get("version") == ver
+    except (OSError, ValueError):
+        return False
+
+
+def ensure_npm(hosts):
+    missing = [h for h in hosts if not npm_installed(h)]
+    if not missing:
+        return None
+    if not shutil.which("npm"):
+        return "npm not found"
+    os.makedirs(NPM_DIR, exist_ok=True)
+    specs = [f"{H.PINNED[h][0]}@{H.PINNED[h][1]}" for h in ALL_HOSTS]  # one tree, all pinned
+    log(f"hosts-e2e: npm install {' '.join(specs)} (prefix {NPM_DIR})")
+    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR,
+                        "--cache", os.path.join(WORK, "npm-cache"), *specs],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0 or any(not npm_installed(h) for h in hosts):
+        return "npm install failed: " + r.stderr.strip()[-500:]
+    return None
+
+
+def load_xfail(path):
+    text = BUILTIN_XFAIL
+    if path:
+        text = open(path).read()
+    out = set()
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            host, case = line.split()[:2]
+            out.add((host, case))
+    return out
+
+
+def outer(args):
+    t0 = time.time()
+    hosts = [args.host] if args.host else ALL_HOSTS
+    why = unshare_ok()
+    if why:
+        print(f"SKIP hosts-e2e: {why}")
+        return 0
+    fable = find_fable()
+    if not fable or not os.access(fable, os.X_OK):
+        print("FAIL hosts-e2e setup: no fable binary (cargo build --release, or set FABLE_BIN)")
+        print("0 passed, 1 failed")
+        return 1
+    why = ensure_npm(hosts)
+    if why:
+        if "npm not found" in why:
+            print(f"SKIP hosts-e2e: {why}")
+            return 0
+        print(f"FAIL hosts-e2e setup: {why}")
+        print("0 passed, 1 failed")
+        return 1
+    xfail = load_xfail(args.xfail)
+    os.makedirs(os.path.join(WORK, "tmp"), exist_ok=True)
+    root = tempfile.mkdtemp(prefix="run-", dir=os.path.join(WORK, "tmp"))
+    procs = {}
+    for h in hosts:
+        d = os.path.join(root, h)
+        os.makedirs(d)
+        cmd = ["unshare", "-n", "-m", "--", sys.executable, os.path.abspath(__file__),
+               "--inside", h, "--root", d, "--fable", fable]
+        procs[h] = subprocess.Popen(cmd, stdout=open(os.path.join(d, "inner.out"), "w"),
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+    results = {}
+    for h, p in procs.items():
+        try:
+            p.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.wait()
+        rf = os.path.join(root, h, "results.json")
+        try:
+            results[h] = json.load(open(rf))
+        except (OSError, ValueError):
+            tail = open(os.path.join(root, h, "inner.out")).read()[-800:]
+            results[h] = {"cases": {c: ["FAIL", "harness error: " + tail.replace("\n", " | ")]
+                                    for c in CASES}, "facts": {}}
+    passed = failed = skipped = xfailed = xpassed = 0
+    for h in hosts:
+        for case in CASES:
+            status, reason = results[h]["cases"].get(case, ["FAIL", "not run"])
+            expected = (h, case) in xfail
+            if status == "PASS" and expected:
+                print(f"XPASS {h} {case}: {reason}" if reason else f"XPASS {h} {case}")
+                xpassed += 1
+                passed += 1
+            elif status == "PASS":
+                print(f"PASS {h} {case}" + (f" ({reason})" if reason else ""))
+                passed += 1
+            elif status == "SKIP":
+                print(f"SKIP {h} {case}: {reason}")
+                skipped += 1
+            elif expected:
+                print(f"XFAIL {h} {case}: {reason}")
+                xfailed += 1
+            else:
+                print(f"FAIL {h} {case}: {reason}")
+                failed += 1
+    sys.stdout.flush()
+    report = {"root": root, "seconds": round(time.time() - t0, 1), "results": results}
+    with open(os.path.join(WORK, "last-report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    else:
+        log(f"hosts-e2e: kept {root}")
+    log(f"hosts-e2e: {report['seconds']} s; details in {os.path.join(WORK, 'last-report.json')}")
+    line = f"{passed} passed, {failed} failed"
+    if skipped:
+        line += f", {skipped} skipped"
+    if xfailed or xpassed:
+        line += f" ({xfailed} xfail, {xpassed} xpass)"
+    print(line)
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Inside the namespace (one per host)
+
+
+class Inner:
+    def __init__(self, host, root, fable):
+        self.host, self.root, self.fable = host, root, fable
+        self.bins = os.path.join(NPM_DIR, "node_modules", ".bin")
+        self.home = os.path.join(root, "home")
+        self.tmp = os.path.join(root, "tmp")
+        self.probe_dir = os.path.join(root, "probe")
+        self.fbin = os.path.join(root, "bin")
+        for d in (self.home, self.tmp, self.probe_dir, self.fbin, os.path.join(root, "xdg")):
+            os.makedirs(d, exist_ok=True)
+        os.symlink(fable, os.path.join(self.fbin, "fable"))
+        gitcfg = os.path.join(root, "gitconfig")
+        with open(gitcfg, "w") as f:
+            f.write("[user]\n\tname = e2e\n\temail = e2e@example.invalid\n[init]\n\tdefaultBranch = main\n")
+        x = os.path.join(root, "xdg")
+        self.env = {
+            "PATH": f"{self.fbin}:{self.bins}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "HOME": self.home, "USER": "root", "LOGNAME": "root", "SHELL": "/bin/bash",
+            "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1", "CI": "1",
+            "FABLE_HOME": os.path.join(self.home, ".fable"),
+            "CODEX_HOME": os.path.join(self.home, ".codex"),
+            "GIT_CONFIG_GLOBAL": gitcfg, "GIT_CONFIG_NOSYSTEM": "1",
+            "XDG_CONFIG_HOME": f"{x}/config", "XDG_CACHE_HOME": f"{x}/cache",
+            "XDG_DATA_HOME": f"{x}/data", "XDG_STATE_HOME": f"{x}/state",
+            "XDG_RUNTIME_DIR": f"{x}/run",
+            "TMPDIR": self.tmp, "TMP": self.tmp, "TEMP": self.tmp,
+        }
+        for k in ("config", "cache", "data", "state", "run"):
+            os.makedirs(f"{x}/{k}", exist_ok=True)
+        self.facts = {}
+        self.runs = {}
+        self.dns = None
+
+    # -- namespace plumbing
+    def network(self):
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        resolv = os.path.join(self.root, "resolv.conf")
+        with open(resolv, "w") as f:
+            f.write("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+        subprocess.run(["mount", "--bind", resolv, "/etc/resolv.conf"], check=True)
+        self.dns = fm.DnsLog().start()
+        links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+        self.facts["netns_links"] = [ln.split(":")[1].strip() for ln in links.splitlines()]
+
+    def sh(self, argv, cwd=None, check=True, timeout=60):
+        r = subprocess.run(argv, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()}")
+        return r
+
+    # -- install
+    def probe_source(self):
+        src = os.path.join(self.root, "probe-src")
+        os.makedirs(os.path.join(src, "hooks"), exist_ok=True)
+        script = os.path.join(src, "hooks", "probe.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\n# records each hook's stdin and working directory\n"
+                    f"d='{self.probe_dir}'; n=$(date +%s%N)-$$-$1\n"
+                    "cat > \"$d/$n.json\"; pwd > \"$d/$n.pwd\"; exit 0\n")
+        os.chmod(script, 0o755)
+        hooks = {}
+        for ev in ("SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"):
+            hooks[ev] = [{"hooks": [{"type": "command", "timeout": 10,
+                                     "command": f"\"${{FABLE_ROOT}}/hooks/probe.sh\" {ev}"}]}]
+        with open(os.path.join(src, "hooks", "hooks.json"), "w") as f:
+            json.dump({"description": "hosts-e2e probe", "hooks": hooks}, f, indent=2)
+        return src
+
+    def install(self):
+        H.setup_profile(self.host, self.env)
+        r = self.sh([self.fable, "install", "--host", self.host])
+        self.facts["install"] = r.stdout.strip().splitlines()[-3:]
+        self.sh([self.fable, "install", self.probe_source(), "--host", self.host])
+
+    def trust_codex(self, projects):
+        help_text = self.sh([self.fable, "install", "--help"]).stdout
+        codex = os.path.join(self.bins, "codex")
+        if "--trust-codex" in help_text:
+            self.facts["codex_trust"] = "fable install --trust-codex"
+            self.sh([self.fable, "install", "--trust-codex", "--host", "codex"])
+        else:
+            self.facts["codex_trust"] = "harness trust_codex_hooks_via_app_server (no --trust-codex yet)"
+            H.trust_codex_hooks_via_app_server(codex, self.env, projects)
+        after = H.codex_hooks_list(codex, self.env, projects[:1])
+        self.facts["codex_hooks_list"] = after
+
+    # -- projects
+    def project(self, name):
+        p = os.path.join(self.root, "proj", f"{self.host}-{name}")
+        os.makedirs(p)
+        self.sh(["git", "init", "-q"], cwd=p)
+        self.sh([self.fable, "init"], cwd=p)
+        return p
+
+    def state(self, p):
+        raw = open(os.path.join(p, ".fable", "state.json")).read()
+        try:
+            return json.loads(raw), raw
+        except ValueError:
+            return None, raw
+
+    def fable_state(self, p):
+        r = self.sh([self.fable, "state", "--json"], cwd=p, check=False)
+        try:
+            return json.loads(r.stdout)
+        except ValueError:
+            return {"error": r.stderr.strip()}
+
+    # -- one CLI run
+    def run_cli(self, name, proj, script, deadline=RUN_DEADLINE):
+        out = {"name": name, "project": proj}
+        t0 = time.time()
+        with fm.ModelServer(self.host, script, proj, MAX_MODEL_CALLS) as srv:
+            argv, extra = H.command(self.host, self.bins, self.env, srv.port, self.tmp)
+            env = dict(self.env, **extra)
+            so = open(os.path.join(self.root, f"{name}.stdout"), "w")
+            se = open(os.path.join(self.root, f"{name}.stderr"), "w")
+            p = subprocess.Popen(argv, cwd=proj, env=env, stdin=subprocess.DEVNULL, stdout=so,
+                                 stderr=se, start_new_session=True)
+            killed = None
+            while True:
+                try:
+                    p.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if srv.runaway.is_set():
+                    killed = f"more than {MAX_MODEL_CALLS} model calls"
+                elif self.stop_hook_runs(proj) > MAX_STOP_HOOKS:
+                    killed = f"more than {MAX_STOP_HOOKS} Stop hook runs"
+                elif time.time() - t0 > deadline:
+                    killed = f"deadline {deadline:.0f} s"
+                if killed:
+                    try:
+                        os.killpg(p.pid, 9)
+                    except ProcessLookupError:
+                        pass
+                    p.wait()
+                    break
+            try:  # whatever the group left behind (hooks, children)
+                os.killpg(p.pid, 9)
+            except ProcessLookupError:
+                pass
+            so.close()
+            se.close()
+            if not killed and srv.runaway.is_set():
+                killed = f"more than {MAX_MODEL_CALLS} model calls (the harness refused the next one)"
+            out["rc"] = p.returncode
+            out["killed"] = killed
+            out["seconds"] = round(time.time() - t0, 1)
+            out["requests"] = srv.log
+        out["stdout"] = open(os.path.join(self.root, f"{name}.stdout")).read()
+        out["stderr"] = open(os.path.join(self.root, f"{name}.stderr")).read()
+        out["dns"] = [q for q in self.dns.queries if t0 <= q["t"] <= time.time()]
+        out["probe"] = self.probes(proj)
+        self.runs[name] = out
+        with open(os.path.join(self.root, f"{name}.requests.json"), "w") as f:
+            json.dump(srv.log, f, indent=1)
+        return out
+
+    def stop_hook_runs(self, proj):
+        """Stop hook runs of this project so far (cheap: file names, then cwd)."""
+        tag = os.path.basename(proj)
+        n = 0
+        for fn in os.listdir(self.probe_dir):
+            if fn.endswith("-Stop.json"):
+                try:
+                    if tag in open(os.path.join(self.probe_dir, fn)).read(4096):
+                        n += 1
+                except OSError:
+                    pass
+        return n
+
+    def probes(self, proj):
+        got = []
+        for fn in sorted(os.listdir(self.probe_dir)):
+            if not fn.endswith(".json"):
+                continue
+            base = os.path.join(self.probe_dir, fn[:-5])
+            try:
+                payload = json.load(open(base + ".json"))
+            except (OSError, ValueError):
+                payload = {"_raw": open(base + ".json").read()}
+            pwd = open(base + ".pwd").read().strip() if os.path.exists(base + ".pwd") else None
+            cwd = payload.get("cwd") if isinstance(payload, dict) else None
+            if cwd == proj or pwd == proj:
+                got.append({"event": fn.rsplit("-", 1)[-1][:-5], "pwd": pwd, "payload": payload})
+        return got
+
+
+def mains(run):
+    return [r for r in run["requests"] if r["main"]]
+
+
+def body_text(req):
+    return json.dumps(req["body"], ensure_ascii=False)
+
+
+def stop_events(run):
+    return [p for p in run["probe"] if p["event"] == "Stop"]
+
+
+def summarize(run):
+    """Compact facts of one run for the report."""
+    m = mains(run)
+    return {
+        "rc": run["rc"], "killed": run["killed"], "seconds": run["seconds"],
+        "model_calls": len(m), "aux_calls": len(run["requests"]) - len(m),
+        "paths": sorted({r["method"] + " " + r["path"].split("?")[0] for r in run["requests"]}),
+        "answers": [r.get("answer", {}).get("kind") if isinstance(r.get("answer"), dict) else r.get("answer")
+                    for r in m],
+        "steps": [r.get("step") for r in m],
+        "blocked_in_request": [BLOCK_MARK in body_text(r) for r in m],
+        "stop_payloads": [{k: p["payload"].get(k) for k in ("hook_event_name", "stop_hook_active")}
+                          for p in stop_events(run) if isinstance(p["payload"], dict)],
+        "probe_events": [p["event"] + ("(" + str(p["payload"].get("tool_name")) + ")"
+                                       if isinstance(p["payload"], dict) and p["payload"].get("tool_name") else "")
+                         for p in run["probe"]],
+        "dns": sorted({q["name"] for q in run["dns"]}),
+        "stderr_tail": run["stderr"][-1500:],
+        "stdout_tail": run["stdout"][-1500:],
+    }
+
+
+def tool_results(run, needle=None):
+    """Texts the host sent back to the model after tool calls (best effort, per wire)."""
+    out = []
+    m = mains(run)
+    if not m:
+        return out
+    last = m[-1]["body"]
+    if run.get("host") == "claude" or "messages" in last:
+        for msg in last.get("messages", []):
+            for c in msg.get("content") or [] if isinstance(msg.get("content"), list) else []:
+                if c.get("type") == "tool_result":
+                    out.append(json.dumps(c.get("content"), ensure_ascii=False))
+    if "input" in last:
+        for it in last.get("input") or []:
+            if isinstance(it, dict) and it.get("type", "").endswith("_output"):
+                out.append(json.dumps(it.get("output"), ensure_ascii=False))
+    if "contents" in last:
+        for c in last.get("contents") or []:
+            for part in c.get("parts") or []:
+                if "functionResponse" in part:
+                    out.append(json.dumps(part["functionResponse"], ensure_ascii=False))
+    return out
+
+
+def inner_main(host, root, fable):
+    inn = Inner(host, root, fable)
+    cases, facts = {}, inn.facts
+    facts["host_version"] = H.PINNED[host][1]
+
+    def result(case, ok, reason=""):
+        cases[case] = ["PASS" if ok else "FAIL", reason]
+
+    try:
+        inn.network()
+        inn.install()
+        projects = {n: inn.project(n) for n in ("write", "deny", "fail", "card", "bounded", "repeat")}
+        if host == "codex":
+            inn.trust_codex(list(projects.values()))
+    except Exception as e:  # noqa: BLE001
+        for c in CASES:
+            cases[c] = ["FAIL", f"setup: {e}"]
+        json.dump({"cases": cases, "facts": facts}, open(os.path.join(root, "results.json"), "w"), indent=2)
+        return
+
+    # ---- run 1: one write (cases 1, 2, 3)
+    p = projects["write"]
+    s0, _ = inn.state(p)
+    run = inn.run_cli("write", p, fm.Script([fm.write("x.txt", "hi\n"), fm.text()]))
+    run["host"] = host
+    s1, _ = inn.state(p)
+    facts["write"] = summarize(run)
+    facts["write"]["state_after"] = s1
+    facts["write"]["tool_results"] = tool_results(run)
+    m = mains(run)
+    if not m:
+        reason = f"no model request reached the fake server (rc {run['rc']}, killed {run['killed']}): " \
+                 + run["stderr"][-300:].replace("\n", " | ")
+        for c in ("hooks-cwd", "session-context", "write-generation"):
+            result(c, False, reason)
+    else:
+        evs = {pp["event"] for pp in run["probe"]}
+        bad_pwd = [pp for pp in run["probe"] if pp["pwd"] != p]
+        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict) and pp["payload"].get("cwd") != p]
+        changed = s1 is not None and s0 is not None and s1.get("stateRevision") != s0.get("stateRevision")
+        need = {"SessionStart", "PostToolUse", "Stop"}
+        if not need <= evs:
+            result("hooks-cwd", False, f"probe saw events {sorted(evs)}, missing {sorted(need - evs)}")
+        elif bad_pwd or bad_cwd:
+            result("hooks-cwd", False, f"hook pwd/cwd not the project: "
+                   f"{[(x['event'], x['pwd'], x['payload'].get('cwd')) for x in (bad_pwd + bad_cwd)[:3]]}")
+        elif not changed:
+            result("hooks-cwd", False, "hooks ran in the project but .fable/state.json did not change")
+        else:
+            result("hooks-cwd", True, f"events {sorted(evs)}")
+        want = CONTEXT_MARK + p
+        hit = [i for i, r in enumerate(m) if want in body_text(r)]
+        if hit:
+            result("session-context", True, f"in model request #{hit[0] + 1}")
+        else:
+            any_mark = any(CONTEXT_MARK in body_text(r) for r in m)
+            result("session-context", False, "fable's SessionStart context is not in any model request"
+                   + (" (a context for another path is)" if any_mark else ""))
+        g0, g1 = (s0 or {}).get("mutationGeneration"), (s1 or {}).get("mutationGeneration")
+        wrote = os.path.exists(os.path.join(p, "x.txt"))
+        if not wrote:
+            result("write-generation", False, f"the host did not create x.txt (tools offered: {m[0].get('tools')})")
+        elif s1 is None:
+            result("write-generation", False, "state.json is not valid JSON after the write")
+        elif g1 - g0 != 1:
+            fs = inn.fable_state(p)
+            result("write-generation", False, f"mutationGeneration {g0} -> {g1} (pending {fs.get('pendingMutations')})")
+        else:
+            result("write-generation", True, f"{g0} -> {g1}")
+
+    # ---- run 2: write to .fable/state.json (case 4)
+    p = projects["deny"]
+    s0, raw0 = inn.state(p)
+    target = ".fable/state.json"
+    acts = ([fm.read(target)] if host == "claude" else []) + [fm.write(target, "{}\n"), fm.text()]
+    run = inn.run_cli("deny", p, fm.Script(acts))
+    s1, raw1 = inn.state(p)
+    facts["deny"] = summarize(run)
+    facts["deny"]["tool_results"] = tool_results(run)
+    pre = [pp for pp in run["probe"] if pp["event"] == "PreToolUse"]
+    facts["deny"]["pre_tool_use_tools"] = [pp["payload"].get("tool_name") for pp in pre if isinstance(pp["payload"], dict)]
+    if not mains(run):
+        result("guard-state", False, f"no model request (rc {run['rc']}): " + run["stderr"][-300:].replace("\n", " | "))
+    elif s1 is None:
+        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
+    elif set(s1) != set(s0) or s1.get("schemaVersion") != s0.get("schemaVersion") \
+            or s1.get("workspaceId") != s0.get("workspaceId"):
+        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
+    else:
+        told = any(BLOCK_MARK in t for t in tool_results(run))
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file")]
+        if not write_pre:
+            result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
+        else:
+            result("guard-state", True, "blocked; the model was told" if told else
+                   "state intact, but the block reason did not reach the model's tool result")
+
+    # ---- run 3: two failing shell commands (case 5)
+    p = projects["fail"]
+    run = inn.run_cli("fail", p, fm.Script([fm.shell(FAIL_CMD), fm.shell(FAIL_CMD), fm.text()]))
+    s1, _ = inn.state(p)
+    facts["fail"] = summarize(run)
+    post = [pp for pp in run["probe"] if pp["event"] in ("PostToolUse", "PostToolUseFailure")]
+    facts["fail"]["post_payloads"] = [{k: pp["payload"].get(k) for k in
+                                       ("hook_event_name", "tool_name", "tool_response", "error", "exit_code")
+                                       if k in pp["payload"]} for pp in post if isinstance(pp["payload"], dict)]
+    facts["fail"]["tool_results"] = tool_results(run)
+    facts["fail"]["state_after"] = {k: (s1 or {}).get(k) for k in ("phase", "failureStreak", "lastDecision")}
+    if not mains(run):
+        result("failures-recovering", False, f"no model request (rc {run['rc']})")
+    elif len(post) < 2:
+        result("failures-recovering", False, f"{len(post)} PostToolUse(Failure) hooks for 2 failing commands")
+    elif (s1 or {}).get("phase") != "recovering":
+        result("failures-recovering", False,
+               f"phase {(s1 or {}).get('phase')!r}, failureStreak {(s1 or {}).get('failureStreak')} after two "
+               f"'exit 3' commands; host sent {[ (x.get('hook_event_name'), str(x.get('tool_response', x.get('error')))[:60]) for x in facts['fail']['post_payloads']]}")
+    else:
+        result("failures-recovering", True, f"failureStreak {s1.get('failureStreak')}")
+
+    # ---- run 4: Stop with an open card, the model closes it on the retry (case 6)
+    p = projects["card"]
+    with open(os.path.join(p, ".fable", "LEDGER.md"), "a") as f:
+        f.write(f"\n- [ ] {CARD}\n")
+    run = inn.run_cli("card", p, fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()]))
+    facts["card"] = summarize(run)
+    ledger = open(os.path.join(p, ".fable", "LEDGER.md")).read()
+    m = mains(run)
+    blocked_seen = [BLOCK_MARK in body_text(r) for r in m]
+    if not m:
+        result("stop-card", False, f"no model request (rc {run['rc']})")
+    elif run["killed"]:
+        result("stop-card", False, f"killed: {run['killed']} after {len(m)} model calls")
+    elif len(m) < 2:
+        result("stop-card", False, f"the host ended after the first answer ({len(m)} model call, rc {run['rc']}): "
+               f"the blocked Stop did not make it continue")
+    elif not any(blocked_seen[1:]):
+        result("stop-card", False, f"the host continued ({len(m)} calls) but fable's block reason is not in the retry")
+    elif f"- [x] {CARD}" not in ledger:
+        result("stop-card", False, "the card was not closed by the retry")
+    elif len(m) > 4:
+        result("stop-card", False, f"the turn took {len(m)} model calls after the card was closed")
+    else:
+        result("stop-card", True, f"{len(m)} model calls, rc {run['rc']}")
+
+    # ---- runs 5, 6: a Stop that always blocks (invalid state) ends in bounded calls (case 7),
+    # with a different answer each turn, then with the same answer repeated (a stuck model)
+    for name, case, numbered in (("bounded", "stop-bounded", True), ("repeat", "stop-bounded-repeat", False)):
+        p = projects[name]
+        sp = os.path.join(p, ".fable", "state.json")
+        st = json.load(open(sp))
+        st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
+        json.dump(st, open(sp, "w"), indent=2)
+        run = inn.run_cli(name, p, fm.Script([fm.text(numbered=numbered)]), deadline=BOUNDED_DEADLINE)
+        facts[name] = summarize(run)
+        n, stops = len(mains(run)), len(stop_events(run))
+        facts[name]["stop_hook_runs"] = stops
+        facts[name]["stop_hook_active"] = [p_["payload"].get("stop_hook_active") for p_ in stop_events(run)[:6]
+                                           if isinstance(p_["payload"], dict)]
+        facts[name].pop("stop_payloads", None)
+        if not n:
+            result(case, False, f"no model request (rc {run['rc']})")
+        elif run["killed"]:
+            result(case, False, f"never ended: killed ({run['killed']}) after {n} model calls, {stops} Stop hook runs")
+        elif n > 1 + STOP_CAP:
+            result(case, False, f"ended by itself after {n} model calls, {stops} Stop hook runs "
+                   f"(want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
+        else:
+            result(case, True, f"{n} model calls, {stops} Stop hook runs, rc {run['rc']}")
+
+    # ---- case 8: nothing tried to leave loopback
+    names = sorted({q["name"] for r in inn.runs.values() for q in r["dns"]})
+    peers = sorted({q["peer"] for r in inn.runs.values() for q in r["requests"]})
+    hosts_hdr = sorted({str(q["host"]) for r in inn.runs.values() for q in r["requests"]})
+    facts["dns_all"] = [q["name"] for q in inn.dns.queries]
+    facts["request_hosts"] = hosts_hdr
+    if names:
+        result("loopback-only", False, f"DNS lookups of {names}")
+    elif peers and peers != ["127.0.0.1"]:
+        result("loopback-only", False, f"requests from {peers}")
+    elif not all(mains(r) for r in inn.runs.values()):
+        result("loopback-only", False, "some runs made no model request to the fake server")
+    else:
+        result("loopback-only", True)
+    json.dump({"cases": cases, "facts": facts}, open(os.path.join(root, "results.json"), "w"), indent=2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--host", choices=ALL_HOSTS)
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--xfail", metavar="FILE", help="cases expected to fail ('host case' a line); "
+                    "default: the built-in list")
+    ap.add_argument("--inside", help=argparse.SUPPRESS)
+    ap.add_argument("--root", help=argparse.SUPPRESS)
+    ap.add_argument("--fable", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.inside:
+        inner_main(args.inside, args.root, args.fable)
+        return 0
+    return outer(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
