@@ -19,7 +19,6 @@ pub mod journal;
 pub mod ops;
 pub mod patch;
 pub mod profiles;
-pub mod selfupdate;
 pub mod status;
 pub mod sync;
 pub mod testpoint;
