@@ -212,3 +212,40 @@ fn reinstall(
         Err(e) => entry.with(Action::Failed, e.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_installed_is_an_empty_array() {
+        let d = tempfile::tempdir().unwrap();
+        let home = FableHome::new(d.path().join("fh"), d.path().to_path_buf());
+        let report = resync(&home, &ResyncOptions::default());
+        assert!(report.sources.is_empty() && !report.failed());
+        assert_eq!(serde_json::to_string(&report).unwrap(), "[]");
+    }
+
+    #[test]
+    fn entries_keep_the_update_json_shape() {
+        let entry = SourceResync {
+            key: "k".into(),
+            source: None,
+            state: State::StaleButStable,
+            action: Action::WouldResync,
+            changed: true,
+            tree_hash: None,
+            previous_tree_hash: None,
+            message: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&entry).unwrap(),
+            r#"{"key":"k","source":null,"state":"stale_but_stable","action":"would_resync","changed":true}"#
+        );
+        let report = ResyncReport {
+            sources: vec![entry.with(Action::Failed, "x")],
+        };
+        assert!(report.failed());
+        assert_eq!(report.sources[0].action.as_str(), "failed");
+    }
+}
