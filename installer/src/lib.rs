@@ -14,7 +14,6 @@ pub mod hosts;
 pub mod journal;
 pub mod ops;
 pub mod profiles;
-pub mod selfupdate;
 pub mod settings;
 pub mod sync;
 pub mod testpoint;

@@ -5,6 +5,7 @@
 pub mod gc;
 pub mod install;
 pub mod repair;
+pub mod resync;
 pub mod rollback;
 pub mod status;
 pub mod uninstall;

@@ -1,0 +1,129 @@
+//! The release manifest (`manifest.json` in a release source) and the version comparison that
+//! decides whether the release is newer than the running binary.
+
+use std::cmp::Ordering;
+use std::fs;
+use std::path::{Component, Path};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{io, SelfUpdateError};
+
+/// Name of the release manifest inside a release source.
+pub const MANIFEST_NAME: &str = "manifest.json";
+
+/// A release manifest (`manifest.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Release {
+    /// Dotted version number, e.g. `0.2.0`.
+    pub version: String,
+    /// The binary's path relative to the release directory.
+    pub binary: String,
+    /// Lowercase hex sha256 of the binary.
+    pub sha256: String,
+}
+
+impl Release {
+    /// True when this release is newer than the `current` version; the error is a message
+    /// naming the version that is not a dotted number.
+    pub fn is_newer_than(&self, current: &str) -> Result<bool, String> {
+        compare_versions(&self.version, current).map(Ordering::is_gt)
+    }
+}
+
+/// Reads and validates `DIR/manifest.json` (the digest is normalised to lowercase).
+pub fn read_release(dir: &Path) -> Result<Release, SelfUpdateError> {
+    let path = dir.join(MANIFEST_NAME);
+    let text = fs::read_to_string(&path).map_err(io(&path))?;
+    let bad = |message: String| SelfUpdateError::Manifest {
+        path: path.clone(),
+        message,
+    };
+    let release: Release = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    parse_version(&release.version).map_err(bad)?;
+    let rel = Path::new(&release.binary);
+    if release.binary.is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(bad(format!(
+            "\"binary\" must be a path inside the release directory, not {:?}",
+            release.binary
+        )));
+    }
+    if release.sha256.len() != 64 || !release.sha256.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(bad(format!(
+            "\"sha256\" must be 64 hex digits, not {:?}",
+            release.sha256
+        )));
+    }
+    Ok(Release {
+        sha256: release.sha256.to_ascii_lowercase(),
+        ..release
+    })
+}
+
+/// Parses a dotted version number (`1.2.3`, an optional leading `v`).
+pub fn parse_version(v: &str) -> Result<Vec<u64>, String> {
+    let s = v.trim();
+    let s = s.strip_prefix('v').unwrap_or(s);
+    if s.is_empty() {
+        return Err(format!("{v:?} is not a dotted version number"));
+    }
+    s.split('.')
+        .map(|part| {
+            part.parse::<u64>()
+                .map_err(|_| format!("{v:?} is not a dotted version number"))
+        })
+        .collect()
+}
+
+/// Compares two dotted version numbers (missing components count as 0: `1.2` == `1.2.0`).
+pub fn compare_versions(a: &str, b: &str) -> Result<Ordering, String> {
+    let (a, b) = (parse_version(a)?, parse_version(b)?);
+    let n = a.len().max(b.len());
+    let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    Ok((0..n)
+        .map(|i| get(&a, i).cmp(&get(&b, i)))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_numerically() {
+        let c = |a, b| compare_versions(a, b).unwrap();
+        assert_eq!(c("0.10.0", "0.9.9"), Ordering::Greater);
+        assert_eq!(c("1.2", "1.2.0"), Ordering::Equal);
+        assert_eq!(c("v1.0.1", "1.0.0"), Ordering::Greater);
+        assert_eq!(c("0.1.0", "0.2.0"), Ordering::Less);
+        assert!(compare_versions("1.x", "1.0").is_err());
+        assert!(compare_versions("", "1.0").is_err());
+    }
+
+    #[test]
+    fn manifests_are_validated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = |s: &str| fs::write(tmp.path().join(MANIFEST_NAME), s).unwrap();
+        w(r#"{"version": "1.0.0", "binary": "../fable", "sha256": "00"}"#);
+        assert!(read_release(tmp.path()).is_err());
+        w(&format!(
+            r#"{{"version": "1.0.0", "binary": "fable", "sha256": "{}"}}"#,
+            "AB".repeat(32)
+        ));
+        assert_eq!(read_release(tmp.path()).unwrap().sha256, "ab".repeat(32));
+        w(r#"{"version": "one", "binary": "fable", "sha256": "00"}"#);
+        assert!(read_release(tmp.path()).is_err());
+        let release = |v: &str| Release {
+            version: v.into(),
+            binary: "fable".into(),
+            sha256: "0".repeat(64),
+        };
+        assert_eq!(release("0.2.0").is_newer_than("0.1.9"), Ok(true));
+        assert_eq!(release("0.1").is_newer_than("0.1.0"), Ok(false));
+    }
+}
