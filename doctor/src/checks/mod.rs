@@ -6,7 +6,7 @@
 //! source), `profiles.rs` (each settings file), `entries.rs` (each wired entry), `timeouts.rs`
 //! (an entry's timeout), `journals.rs` (interrupted installs) and `git.rs` (managed git
 //! targets). This file runs the steps of one source and of one profile in the order the report
-//! lists them.
+//! lists them; `crate::run` runs the groups themselves.
 
 mod entries;
 mod git;
