@@ -32,6 +32,61 @@ const QUOTED: usize = 120;
 /// one finding per command. Probes run from scratch directories inside a fresh temp directory
 /// outside HOME, with `FABLE_HOME` and `HOME` passed through.
 pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration) -> Vec<Finding> {
+    let Planned {
+        specs,
+        subjects,
+        mut skipped,
+    } = plan_probes(home, profiles);
+    if specs.is_empty() {
+        if skipped.is_empty() {
+            skipped.push(Finding::ok(
+                "probe.ok",
+                "probes",
+                "no wired command to probe",
+            ));
+        }
+        return skipped;
+    }
+    let base = scratch_base(home.user_home());
+    let scratch = match tempfile::Builder::new()
+        .prefix("fable-doctor-probes-")
+        .tempdir_in(&base)
+    {
+        Ok(dir) => dir,
+        Err(e) => {
+            return vec![Finding::new(
+                "probe.spawn",
+                Severity::Error,
+                "probes",
+                format!(
+                    "cannot create a scratch directory in {}: {e}",
+                    base.display()
+                ),
+            )]
+        }
+    };
+    let mut opts = ProbeOptions::new(scratch.path());
+    opts.timeout = timeout;
+    let results = run_probes(&specs, &opts);
+    let mut out: Vec<Finding> = results
+        .iter()
+        .zip(subjects)
+        .map(|(r, subject)| verdict(r, subject, timeout))
+        .collect();
+    out.extend(skipped);
+    out
+}
+
+/// The probes to run, each with the subject of its finding, and the entries not run.
+struct Planned {
+    specs: Vec<ProbeSpec>,
+    subjects: Vec<String>,
+    skipped: Vec<Finding>,
+}
+
+/// One probe per wired command of every parseable profile, in file order; fable's guarded
+/// entries whose snapshot file is missing are skipped with a `probe.skipped` finding.
+fn plan_probes(home: &FableHome, profiles: &[Profile]) -> Planned {
     let mut specs = Vec::new();
     let mut subjects = Vec::new();
     let mut skipped = Vec::new();
@@ -73,44 +128,11 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
             );
         }
     }
-    if specs.is_empty() {
-        if skipped.is_empty() {
-            skipped.push(Finding::ok(
-                "probe.ok",
-                "probes",
-                "no wired command to probe",
-            ));
-        }
-        return skipped;
+    Planned {
+        specs,
+        subjects,
+        skipped,
     }
-    let base = scratch_base(home.user_home());
-    let scratch = match tempfile::Builder::new()
-        .prefix("fable-doctor-probes-")
-        .tempdir_in(&base)
-    {
-        Ok(dir) => dir,
-        Err(e) => {
-            return vec![Finding::new(
-                "probe.spawn",
-                Severity::Error,
-                "probes",
-                format!(
-                    "cannot create a scratch directory in {}: {e}",
-                    base.display()
-                ),
-            )]
-        }
-    };
-    let mut opts = ProbeOptions::new(scratch.path());
-    opts.timeout = timeout;
-    let results = run_probes(&specs, &opts);
-    let mut out: Vec<Finding> = results
-        .iter()
-        .zip(subjects)
-        .map(|(r, subject)| verdict(r, subject, timeout))
-        .collect();
-    out.extend(skipped);
-    out
 }
 
 /// A command fable registered: `[ -e FILE ] ... || exit 0; COMMAND` (DESIGN section 5).
@@ -142,10 +164,12 @@ fn millis(d: Duration) -> u128 {
     d.as_millis()
 }
 
+/// The fix of a probe that failed: there is nothing fable can repair in someone's hook.
+const BY_HAND: &str =
+    "run the command by hand with a sample payload on stdin, then fix or remove the entry";
+
 /// The finding for one probe result.
 pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
-    let fix =
-        "run the command by hand with a sample payload on stdin, then fix or remove the entry";
     if let Some(e) = &r.spawn_error {
         return Finding::new(
             "probe.spawn",
@@ -153,7 +177,7 @@ pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
             subject,
             format!("could not be run: {e}"),
         )
-        .with_fix(fix);
+        .with_fix(BY_HAND);
     }
     if r.timed_out {
         return Finding::new(
@@ -165,8 +189,13 @@ pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
                 timeout.as_secs_f64()
             ),
         )
-        .with_fix(fix);
+        .with_fix(BY_HAND);
     }
+    exit_verdict(r, subject)
+}
+
+/// The finding for a probe that ran and ended on its own: by exit code (or signal) and stdout.
+fn exit_verdict(r: &ProbeResult, subject: String) -> Finding {
     let stderr = first_line(&r.stderr_head);
     let said = if stderr.is_empty() {
         String::new()
@@ -184,7 +213,7 @@ pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
                 r.signal.unwrap_or_default()
             ),
         )
-        .with_fix(fix),
+        .with_fix(BY_HAND),
         Some(2) => Finding::new(
             "probe.blocks",
             Severity::Warn,
@@ -201,7 +230,7 @@ pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
                 if code == 127 { "command not found" } else { "not executable" }
             ),
         )
-        .with_fix(fix),
+        .with_fix(BY_HAND),
         Some(0) if r.stdout_json == JsonVerdict::Invalid => Finding::new(
             "probe.json",
             Severity::Warn,
@@ -229,6 +258,6 @@ pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
             subject,
             format!("fails: exit {code} after {ms} ms (hosts show it as a non-blocking error){said}"),
         )
-        .with_fix(fix),
+        .with_fix(BY_HAND),
     }
 }

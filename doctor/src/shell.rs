@@ -46,46 +46,17 @@ fn tokenize(command: &str, home: &Path) -> Vec<Token> {
             }
             ';' | '&' | '|' | '(' | ')' | '<' | '>' => {
                 flush(&mut out, &mut word, &mut in_word, &mut dynamic);
-                let mut op = String::from(c);
-                while i + 1 < chars.len() && matches!(chars[i + 1], '&' | '|' | '<' | '>') {
-                    i += 1;
-                    op.push(chars[i]);
-                }
+                let (op, next) = operator(&chars, i);
                 out.push(Token::Op(op));
-                i += 1;
+                i = next;
             }
             '\'' => {
                 in_word = true;
-                i += 1;
-                while i < chars.len() && chars[i] != '\'' {
-                    word.push(chars[i]);
-                    i += 1;
-                }
-                i += 1;
+                i = single_quoted(&chars, i, &mut word);
             }
             '"' => {
                 in_word = true;
-                i += 1;
-                while i < chars.len() && chars[i] != '"' {
-                    match chars[i] {
-                        '\\' if i + 1 < chars.len()
-                            && matches!(chars[i + 1], '$' | '`' | '"' | '\\' | '\n') =>
-                        {
-                            word.push(chars[i + 1]);
-                            i += 2;
-                        }
-                        '$' => i = expand(&chars, i, &home, &mut word, &mut dynamic),
-                        '`' => {
-                            dynamic = true;
-                            i += 1;
-                        }
-                        ch => {
-                            word.push(ch);
-                            i += 1;
-                        }
-                    }
-                }
-                i += 1;
+                i = double_quoted(&chars, i, &home, &mut word, &mut dynamic);
             }
             '\\' => {
                 in_word = true;
@@ -119,6 +90,60 @@ fn tokenize(command: &str, home: &Path) -> Vec<Token> {
     }
     flush(&mut out, &mut word, &mut in_word, &mut dynamic);
     out
+}
+
+/// The operator starting at `chars[i]` (`;`, `&&`, `|`, `>>`, ...) and the index after it.
+fn operator(chars: &[char], mut i: usize) -> (String, usize) {
+    let mut op = String::from(chars[i]);
+    while i + 1 < chars.len() && matches!(chars[i + 1], '&' | '|' | '<' | '>') {
+        i += 1;
+        op.push(chars[i]);
+    }
+    (op, i + 1)
+}
+
+/// Appends the content of the single-quoted string opening at `chars[i]` to `word`; returns the
+/// index after its closing quote.
+fn single_quoted(chars: &[char], mut i: usize, word: &mut String) -> usize {
+    i += 1;
+    while i < chars.len() && chars[i] != '\'' {
+        word.push(chars[i]);
+        i += 1;
+    }
+    i + 1
+}
+
+/// Appends the content of the double-quoted string opening at `chars[i]` to `word`, expanding
+/// `$` as [`expand`] does and marking the word `dynamic` on a command substitution; returns the
+/// index after its closing quote.
+fn double_quoted(
+    chars: &[char],
+    mut i: usize,
+    home: &str,
+    word: &mut String,
+    dynamic: &mut bool,
+) -> usize {
+    i += 1;
+    while i < chars.len() && chars[i] != '"' {
+        match chars[i] {
+            '\\' if i + 1 < chars.len()
+                && matches!(chars[i + 1], '$' | '`' | '"' | '\\' | '\n') =>
+            {
+                word.push(chars[i + 1]);
+                i += 2;
+            }
+            '$' => i = expand(chars, i, home, word, dynamic),
+            '`' => {
+                *dynamic = true;
+                i += 1;
+            }
+            ch => {
+                word.push(ch);
+                i += 1;
+            }
+        }
+    }
+    i + 1
 }
 
 /// Expands the parameter starting at `chars[i] == '$'`; returns the index after it.

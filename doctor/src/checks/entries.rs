@@ -1,0 +1,217 @@
+//! Each wired entry of a profile: whose it is, whether its source is installed, the files it
+//! refers to, duplicates, and hook sources it runs straight from a checkout
+//! (`profile.orphan`, `profile.missing_file`, `profile.duplicate`, then its timeout).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fable_installer::profiles::Profile;
+use fable_installer::sync::SourceSpec;
+use fable_installer::wiring::path_markers;
+use fable_installer::FableHome;
+use fable_snapshot::source_set::MANIFEST_PATH;
+
+use super::profiles::{profile_subject, ParsedProfile};
+use super::sources::{install_command, SourceInfo};
+use super::timeouts::check_timeout;
+use crate::finding::{Action, Finding, Severity};
+use crate::shell::{missing_paths, referenced_paths};
+
+/// Longest part of a command shown in a finding's subject.
+const COMMAND_SHOWN: usize = 72;
+
+/// The fable source key an entry's command belongs to (`$FABLE_HOME/sources/<key>/...`).
+pub fn owned_key(home: &FableHome, command: &str) -> Option<String> {
+    let markers = path_markers(&home.sources_prefix());
+    let key = fable_installer::patch::source_keys(command, &markers)
+        .next()
+        .map(str::to_string);
+    key
+}
+
+/// `host event `command…` (settings path)`: the subject of an entry's findings.
+pub fn entry_subject(profile: &Profile, event: &str, command: &str) -> String {
+    // fable's own entries start with a fail-open guard (`[ -e FILE ] || exit 0; `); show what
+    // the entry runs.
+    let command = match command.split_once(" || exit 0; ") {
+        Some((guard, rest)) if guard.starts_with("[ -e ") => rest,
+        _ => command,
+    };
+    let mut shown: String = command.chars().take(COMMAND_SHOWN).collect();
+    if command.chars().count() > COMMAND_SHOWN {
+        shown.push('…');
+    }
+    format!(
+        "{} {event} `{shown}` ({})",
+        profile.host,
+        profile.path.display()
+    )
+}
+
+/// Every entry of one parsed profile, in file order. Checkouts that some entry runs directly
+/// and that no installed source records are added to `legacy_roots` (with the first profile
+/// that runs them), for one `never_migrated` finding each after all profiles.
+pub(super) fn check_entries(
+    home: &FableHome,
+    parsed: &ParsedProfile,
+    sources: &[SourceInfo],
+    legacy_roots: &mut BTreeMap<PathBuf, String>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let profile = &parsed.profile;
+    let mut seen: Vec<(String, Option<String>, String)> = Vec::new();
+    let mut orphans_reported: Vec<String> = Vec::new();
+    for entry in &parsed.entries {
+        let Some(command) = entry.command.as_deref() else {
+            continue;
+        };
+        let subject = entry_subject(profile, &entry.event, command);
+        let owner = owned_key(home, command);
+        let source = owner
+            .as_ref()
+            .and_then(|k| sources.iter().find(|s| &s.key == k));
+        if let (Some(key), None) = (&owner, source) {
+            if !orphans_reported.contains(key) {
+                orphans_reported.push(key.clone());
+                out.push(orphan(profile, key));
+            }
+            continue;
+        }
+        let spec = source.and_then(|s| s.spec.as_ref());
+        let ours = owner.is_some();
+        out.extend(check_missing_files(
+            home, profile, command, &subject, spec, ours,
+        ));
+        if !ours {
+            note_checkout_roots(home, profile, command, sources, legacy_roots);
+        }
+        let id = (
+            entry.event.clone(),
+            entry.matcher.clone(),
+            command.to_string(),
+        );
+        if seen.contains(&id) {
+            out.push(duplicate(profile, &subject, spec, ours));
+        } else {
+            seen.push(id);
+        }
+        out.extend(check_timeout(profile.host, &entry.value, &subject));
+    }
+    out
+}
+
+/// Entries of fable source `key`, which is not installed at all (reported once per profile).
+fn orphan(profile: &Profile, key: &str) -> Finding {
+    Finding::new(
+        "profile.orphan",
+        Severity::Error,
+        format!("{} for {key}", profile_subject(profile)),
+        format!("entries of fable source {key}, which is not installed, point at nothing"),
+    )
+    .with_action(Action::RemoveOrphans {
+        path: profile.path.clone(),
+        key: key.to_string(),
+    })
+}
+
+/// Absolute paths in the command that do not exist. `spec` re-syncs the entry's source;
+/// `ours` says the entry is fable's even when its source cannot be re-synced.
+fn check_missing_files(
+    home: &FableHome,
+    profile: &Profile,
+    command: &str,
+    subject: &str,
+    spec: Option<&SourceSpec>,
+    ours: bool,
+) -> Option<Finding> {
+    let missing = missing_paths(command, home.user_home());
+    if missing.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
+    let f = Finding::new(
+        "profile.missing_file",
+        Severity::Error,
+        subject,
+        format!("refers to {}, which does not exist", list.join(", ")),
+    );
+    Some(match spec {
+        Some(spec) => f
+            .with_fix(format!(
+                "{} (or `fable doctor --fix`)",
+                install_command(spec)
+            ))
+            .with_action(Action::Install(spec.clone())),
+        None if ours => f.with_fix("restore the source's checkout, then run `fable doctor --fix`"),
+        None => f.with_fix(format!(
+            "repair or remove this entry in {} (it is not fable's)",
+            profile.path.display()
+        )),
+    })
+}
+
+/// Records each hook source checkout a foreign entry runs directly, unless an installed source
+/// records that checkout.
+fn note_checkout_roots(
+    home: &FableHome,
+    profile: &Profile,
+    command: &str,
+    sources: &[SourceInfo],
+    legacy_roots: &mut BTreeMap<PathBuf, String>,
+) {
+    for p in referenced_paths(command, home.user_home()) {
+        let Some(root) = checkout_root(&p) else {
+            continue;
+        };
+        let installed = sources.iter().any(|s| {
+            s.record
+                .as_ref()
+                .and_then(|r| r.source.as_ref())
+                .is_some_and(|src| *src == root)
+        });
+        if !installed {
+            legacy_roots
+                .entry(root)
+                .or_insert_with(|| profile_subject(profile));
+        }
+    }
+}
+
+/// The same command wired twice for one event and matcher (an error when it is fable's).
+fn duplicate(profile: &Profile, subject: &str, spec: Option<&SourceSpec>, ours: bool) -> Finding {
+    let f = Finding::new(
+        "profile.duplicate",
+        if ours {
+            Severity::Error
+        } else {
+            Severity::Warn
+        },
+        subject,
+        "wired more than once for the same event and matcher: it runs twice",
+    );
+    match spec {
+        Some(spec) => f.with_action(Action::Install(spec.clone())),
+        None => f.with_fix(format!(
+            "remove the duplicate from {} (it is not fable's)",
+            profile.path.display()
+        )),
+    }
+}
+
+/// The hook source root a referenced file lies in: the nearest ancestor `R` with
+/// `R/hooks/hooks.json` such that the file is under `R/hooks/`. Paths inside FABLE_HOME are
+/// never reported here (they are fable's own).
+fn checkout_root(path: &Path) -> Option<PathBuf> {
+    let real = path.canonicalize().ok()?;
+    let mut dir = real.parent();
+    while let Some(d) = dir {
+        if d.file_name().is_some_and(|n| n == "hooks") {
+            let root = d.parent()?;
+            if root.join(MANIFEST_PATH).is_file() {
+                return Some(root.to_path_buf());
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}

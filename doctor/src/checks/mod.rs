@@ -1,0 +1,148 @@
+//! The read-only checks of `fable doctor` (`docs/design.md`, section 8). Every function here
+//! only reads; what `--fix` does about a finding is recorded in its
+//! [`Action`](crate::finding::Action).
+//!
+//! One file per check group: `home.rs` (FABLE_HOME itself), `sources.rs` (each installed
+//! source), `profiles.rs` (each settings file), `entries.rs` (each wired entry), `timeouts.rs`
+//! (an entry's timeout), `journals.rs` (interrupted installs) and `git.rs` (managed git
+//! targets). This file runs the steps of one source and of one profile in the order the report
+//! lists them; `crate::run` runs the groups themselves.
+
+mod entries;
+mod git;
+mod home;
+mod journals;
+mod profiles;
+mod sources;
+mod timeouts;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fable_installer::profiles::Profile;
+use fable_installer::status::source_status;
+use fable_installer::sync::SourceSpec;
+use fable_installer::FableHome;
+use fable_snapshot::SourceRecord;
+
+use crate::finding::Finding;
+
+pub use entries::{entry_subject, owned_key};
+pub use home::check_home;
+pub use journals::check_journals;
+pub use profiles::{parse_profile, wired_entries, ParsedProfile, WiredEntry};
+pub use sources::{install_command, resync_spec, SourceInfo};
+
+/// Every installed source: record, checkout, `current`, generation integrity, state (with
+/// each profile's wiring), git targets and leftover generations.
+pub fn check_sources(
+    home: &FableHome,
+    profiles: &[Profile],
+    parseable: &[PathBuf],
+) -> (Vec<Finding>, Vec<SourceInfo>) {
+    let keys = match sources::installed_keys(home) {
+        Ok(keys) => keys,
+        Err(finding) => return (vec![*finding], Vec::new()),
+    };
+    // Profiles whose file cannot be parsed are reported by the profile checks; here they would
+    // only repeat that error as `half_applied`.
+    let readable: Vec<Profile> = profiles
+        .iter()
+        .filter(|p| parseable.contains(&p.path))
+        .cloned()
+        .collect();
+    let mut out = Vec::new();
+    let mut infos = Vec::new();
+    for key in keys {
+        match sources::read_record(home, &key) {
+            Ok(record) => {
+                let spec = resync_spec(&key, &record);
+                out.extend(check_one_source(
+                    home,
+                    &key,
+                    &record,
+                    spec.as_ref(),
+                    &readable,
+                ));
+                infos.push(SourceInfo {
+                    key,
+                    record: Some(record),
+                    spec,
+                });
+            }
+            Err(finding) => {
+                out.push(*finding);
+                infos.push(SourceInfo {
+                    key,
+                    record: None,
+                    spec: None,
+                });
+            }
+        }
+    }
+    (out, infos)
+}
+
+/// The checks of one source whose record could be read, in report order.
+fn check_one_source(
+    home: &FableHome,
+    key: &str,
+    record: &SourceRecord,
+    spec: Option<&SourceSpec>,
+    profiles: &[Profile],
+) -> Vec<Finding> {
+    let subject = sources::source_subject(key, record);
+    let mut out = vec![sources::check_checkout(key, record, spec, &subject)];
+    out.extend(sources::check_current(home, key, spec, &subject));
+    let status = source_status(home, key, record.source.clone(), profiles);
+    out.push(sources::check_state(&status, spec, &subject));
+    out.extend(profiles::check_plans(&status, key, record, spec, profiles));
+    out.extend(git::check_targets(home, key));
+    out.extend(sources::check_leftovers(home, key, record, &subject));
+    out
+}
+
+/// Every profile: parses, hooks not switched off, no entry pointing at a missing file, no
+/// duplicates, timeouts present and in the host's unit, no entries of uninstalled sources, and
+/// no hook source wired straight from its live checkout (`never_migrated`).
+pub fn check_profiles(
+    home: &FableHome,
+    profiles: &[Profile],
+    sources: &[SourceInfo],
+) -> (Vec<Finding>, Vec<PathBuf>) {
+    let mut out = Vec::new();
+    let mut parseable = Vec::new();
+    let mut legacy_roots: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for profile in profiles {
+        let subject = profiles::profile_subject(profile);
+        let parsed = match profiles::parse_or_report(profile, &subject) {
+            Ok(parsed) => parsed,
+            Err(finding) => {
+                out.push(*finding);
+                continue;
+            }
+        };
+        parseable.push(profile.path.clone());
+        out.push(profiles::parsed_ok(&parsed, &subject));
+        if !parsed.exists {
+            continue;
+        }
+        out.extend(profiles::check_switches(&parsed, &subject));
+        out.extend(profiles::check_codex_trust(home, &parsed, &subject));
+        out.extend(entries::check_entries(
+            home,
+            &parsed,
+            sources,
+            &mut legacy_roots,
+        ));
+    }
+    for (root, profile) in legacy_roots {
+        out.push(sources::never_installed(root, &profile));
+    }
+    (out, parseable)
+}
+
+/// Shell-quotes a path for a fix command shown to the user.
+fn quoted(p: &Path) -> String {
+    fable_snapshot::manifest::shell_quote(&p.to_string_lossy())
+}

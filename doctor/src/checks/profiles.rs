@@ -1,0 +1,313 @@
+//! Each profile's settings file: it parses, hooks are not switched off, Codex trust, and it
+//! matches the plan of every installed source (`profile.parse`, `profile.hooks_disabled`,
+//! `profile.codex_trust`, `profile.plan`). Also the parsed view of a file the other checks use.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use fable_installer::converge::read_settings;
+use fable_installer::hosts::{Host, Layout};
+use fable_installer::patch::Document;
+use fable_installer::profiles::Profile;
+use fable_installer::status::{ProfileStatus, SourceStatus};
+use fable_installer::sync::SourceSpec;
+use fable_installer::wiring::path_markers;
+use fable_installer::{Error as InstallError, FableHome};
+use fable_snapshot::SourceRecord;
+
+use super::entries::owned_key;
+use super::sources::with_install;
+use crate::finding::{Finding, Severity};
+
+/// One wired entry of a profile's hook file.
+#[derive(Debug, Clone)]
+pub struct WiredEntry {
+    /// The host's event name as written in the file.
+    pub event: String,
+    /// The group's matcher (grouped layouts; for Cursor the entry's own `matcher`).
+    pub matcher: Option<String>,
+    /// The entry object.
+    pub value: Value,
+    /// Its command, when it has one (prompt-type entries have none).
+    pub command: Option<String>,
+}
+
+/// A profile whose hook file was read and parsed.
+#[derive(Debug, Clone)]
+pub struct ParsedProfile {
+    /// The profile.
+    pub profile: Profile,
+    /// The file's parsed content (`{}` when the file does not exist).
+    pub value: Value,
+    /// Whether the file exists.
+    pub exists: bool,
+    /// Every entry, in file order.
+    pub entries: Vec<WiredEntry>,
+}
+
+/// Reads and parses a profile's hook file; the error is what the patch engine reports (a parse
+/// error names file, line and column).
+pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
+    let text = read_settings(&profile.path)?;
+    let doc = Document::parse(&profile.path, text)?;
+    if let Some(message) = shape_problem(&doc.value) {
+        return Err(InstallError::Invalid {
+            path: profile.path.clone(),
+            message,
+        });
+    }
+    let entries = wired_entries(&doc.value, profile.host.layout());
+    Ok(ParsedProfile {
+        profile: profile.clone(),
+        value: doc.value,
+        exists: doc.exists,
+        entries,
+    })
+}
+
+/// What makes a parsed hook file unusable for the patch engine (which refuses to plan it):
+/// `hooks` not an object, or an event's value not an array.
+fn shape_problem(value: &Value) -> Option<String> {
+    match value.get("hooks") {
+        None => None,
+        Some(Value::Object(events)) => events
+            .iter()
+            .find(|(_, v)| !v.is_array())
+            .map(|(e, _)| format!("\"hooks\".\"{e}\" is not an array")),
+        Some(_) => Some("\"hooks\" is not an object".into()),
+    }
+}
+
+/// Every entry under `hooks`, for either layout. Malformed parts are skipped (the patch engine
+/// reports them when it plans).
+pub fn wired_entries(value: &Value, layout: Layout) -> Vec<WiredEntry> {
+    let mut out = Vec::new();
+    let Some(hooks) = value.get("hooks").and_then(Value::as_object) else {
+        return out;
+    };
+    for (event, items) in hooks {
+        let Some(items) = items.as_array() else {
+            continue;
+        };
+        for item in items {
+            let group_matcher = item
+                .get("matcher")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let entries: Vec<&Value> = match layout {
+                Layout::Grouped => item
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().collect())
+                    .unwrap_or_default(),
+                Layout::Flat => vec![item],
+            };
+            for e in entries {
+                out.push(WiredEntry {
+                    event: event.clone(),
+                    matcher: group_matcher.clone(),
+                    value: e.clone(),
+                    command: e.get("command").and_then(Value::as_str).map(str::to_string),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `host settings-path`: the subject of a profile's findings.
+pub(super) fn profile_subject(profile: &Profile) -> String {
+    format!("{} {}", profile.host, profile.path.display())
+}
+
+/// The parsed profile, or the `profile.parse` error that says why it cannot be (a file fable
+/// never rewrites).
+pub(super) fn parse_or_report(
+    profile: &Profile,
+    subject: &str,
+) -> Result<ParsedProfile, Box<Finding>> {
+    parse_profile(profile).map_err(|e| Box::new(parse_error(profile, subject, e)))
+}
+
+/// The `profile.parse` error for a file that does not parse or cannot be planned.
+fn parse_error(profile: &Profile, subject: &str, error: InstallError) -> Finding {
+    match error {
+        InstallError::Parse {
+            path,
+            line,
+            column,
+            message,
+        } => Finding::new(
+            "profile.parse",
+            Severity::Error,
+            subject,
+            format!(
+                "{}:{line}:{column}: {message}; not fixable by --fix (fable never rewrites a file it cannot parse)",
+                path.display()
+            ),
+        )
+        .with_fix(format!(
+            "fix the syntax at {}:{line}:{column} by hand, then run `fable doctor --fix`",
+            path.display()
+        )),
+        e => Finding::new(
+            "profile.parse",
+            Severity::Error,
+            subject,
+            format!("{e}; not fixable by --fix (fable never rewrites what it cannot plan)"),
+        )
+        .with_fix(format!("fix {} by hand", profile.path.display())),
+    }
+}
+
+/// The `ok` for a profile that parsed (or has no hook file yet).
+pub(super) fn parsed_ok(parsed: &ParsedProfile, subject: &str) -> Finding {
+    if parsed.exists {
+        Finding::ok(
+            "profile.parse",
+            subject,
+            format!("parses; {} wired entr(y/ies)", parsed.entries.len()),
+        )
+    } else {
+        Finding::ok("profile.parse", subject, "no hook file yet (nothing wired)")
+    }
+}
+
+/// Codex trusts a hook by a hash of its definition and silently skips one it has not
+/// trusted: say so wherever fable's entries are wired into Codex.
+pub(super) fn check_codex_trust(
+    home: &FableHome,
+    parsed: &ParsedProfile,
+    subject: &str,
+) -> Option<Finding> {
+    if parsed.profile.host != Host::Codex {
+        return None;
+    }
+    let ours = parsed
+        .entries
+        .iter()
+        .filter(|e| {
+            e.command
+                .as_deref()
+                .and_then(|c| owned_key(home, c))
+                .is_some()
+        })
+        .count();
+    (ours > 0).then(|| {
+        Finding::ok(
+            "profile.codex_trust",
+            subject,
+            format!(
+                "{ours} fable entr(y/ies): Codex runs a hook only after you trust its definition; when fable adds or changes entries here, approve them when Codex asks (command strings stay the same across source updates, so an update does not ask again)"
+            ),
+        )
+    })
+}
+
+/// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings).
+pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if parsed.profile.host != Host::Claude {
+        return out;
+    }
+    let severity = if parsed.entries.is_empty() {
+        Severity::Warn
+    } else {
+        Severity::Error
+    };
+    let path = parsed.profile.path.display();
+    if parsed.value.get("disableAllHooks") == Some(&Value::Bool(true)) {
+        out.push(
+            Finding::new(
+                "profile.hooks_disabled",
+                severity,
+                subject,
+                "\"disableAllHooks\": true — no hook in this profile runs, fable's included",
+            )
+            .with_fix(format!(
+                "remove \"disableAllHooks\" from {path} (a setting fable leaves to you)"
+            )),
+        );
+    }
+    if parsed.value.get("allowManagedHooksOnly") == Some(&Value::Bool(true)) {
+        out.push(
+            Finding::new(
+                "profile.hooks_disabled",
+                severity,
+                subject,
+                "\"allowManagedHooksOnly\": true — only managed (policy) hooks run; the entries in this file, fable's included, are ignored",
+            )
+            .with_fix(format!("remove \"allowManagedHooksOnly\" from {path} (a setting fable leaves to you)")),
+        );
+    }
+    out
+}
+
+/// Each profile matches the plan of source `key` (`profile.plan`), from the source's status.
+pub(super) fn check_plans(
+    status: &SourceStatus,
+    key: &str,
+    record: &SourceRecord,
+    spec: Option<&SourceSpec>,
+    profiles: &[Profile],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for p in &status.profiles {
+        let subject = format!("{} {} for {key}", p.host, p.path.display());
+        if p.state == "error" {
+            out.push(Finding::new(
+                "profile.plan",
+                Severity::Error,
+                subject,
+                format!(
+                    "cannot plan source {key} for this profile: {}",
+                    p.message.clone().unwrap_or_default()
+                ),
+            ));
+        } else if p.state == "half_applied" {
+            let message = plan_mismatch(p, key, record, profiles);
+            out.push(with_install(
+                Finding::new("profile.plan", Severity::Error, subject, message),
+                spec,
+            ));
+        }
+    }
+    out
+}
+
+/// Why a half-applied profile does not match the plan, noting an entry that runs the live
+/// checkout directly.
+fn plan_mismatch(
+    p: &ProfileStatus,
+    key: &str,
+    record: &SourceRecord,
+    profiles: &[Profile],
+) -> String {
+    let detail = p.message.clone().unwrap_or_default();
+    let mut message = format!("does not match the plan of source {key}: {detail}");
+    if let Some(checkout) = &record.source {
+        if let Some(prof) = profiles.iter().find(|x| x.path == p.path) {
+            if wired_to_checkout(prof, checkout) {
+                message.push_str(&format!(
+                    "; an entry runs the live checkout {} directly",
+                    checkout.display()
+                ));
+            }
+        }
+    }
+    message
+}
+
+/// True when some entry of the profile refers into `<checkout>/hooks/`.
+fn wired_to_checkout(profile: &Profile, checkout: &Path) -> bool {
+    let Ok(parsed) = parse_profile(profile) else {
+        return false;
+    };
+    let markers = path_markers(&format!("{}/hooks/", checkout.display()));
+    parsed.entries.iter().any(|e| {
+        e.command
+            .as_deref()
+            .is_some_and(|c| markers.iter().any(|m| c.contains(m.as_str())))
+    })
+}
