@@ -112,7 +112,7 @@ impl Finding {
 }
 
 /// A repair `--fix` can make. Every repair of a source goes through
-/// [`fable_installer::install::install`], the same code path as `fable install`.
+/// [`fable_installer::ops::install::install`], the same code path as `fable install`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Make `$FABLE_HOME` (or a directory under it) mode 0700.

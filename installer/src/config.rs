@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
 use crate::error::{Error, Result};
-use crate::hosts::Host;
+use fable_hosts::Host;
 
 /// A profile registered with `fable profile add`.
 #[derive(Debug, Clone, PartialEq, Eq)]

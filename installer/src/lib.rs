@@ -10,20 +10,9 @@ pub use home::FableHome;
 pub mod config;
 pub mod default_source;
 pub mod git;
-pub mod hosts;
 pub mod journal;
 pub mod ops;
 pub mod profiles;
 pub mod settings;
 pub mod sync;
 pub mod testpoint;
-
-// Former module paths, kept while callers move to `settings::*` and `ops::*`.
-pub use ops::{install, status, uninstall};
-
-/// `fable rollback` and `fable gc`, under their former module name.
-pub mod generations {
-    pub use crate::ops::gc::gc;
-    pub use crate::ops::rollback::{rollback, Rollback};
-}
-pub use settings::{backup, desired as wiring, patch, plan as converge};

@@ -17,7 +17,7 @@ pub struct GcArgs {
 impl Run for GcArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
-        let removed = fable_installer::generations::gc(&home, fable_installer::lock::DEFAULT_WAIT)?;
+        let removed = fable_installer::ops::gc::gc(&home, fable_installer::lock::DEFAULT_WAIT)?;
         if self.json {
             render::print_json(&serde_json::json!({ "removed": removed }))?;
         } else {

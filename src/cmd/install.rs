@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use fable_installer::hosts::Host;
-use fable_installer::install::{install, InstallOptions};
+use fable_hosts::Host;
+use fable_installer::ops::install::{install, InstallOptions};
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use fable_hosts::Host;
 use fable_installer::config::{Config, RegisteredProfile};
-use fable_installer::hosts::Host;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
@@ -48,7 +48,7 @@ impl Run for ProfileCommand {
         match self {
             ProfileCommand::List { json } => {
                 let profiles = fable_installer::profiles::discover(&home)?;
-                let states = fable_installer::status::profile_states(&home, &profiles)?;
+                let states = fable_installer::ops::status::profile_states(&home, &profiles)?;
                 if json {
                     let list: Vec<_> = profiles
                         .iter()

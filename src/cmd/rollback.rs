@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use fable_installer::ops::uninstall::resolve_key;
 use fable_installer::sync::SourceSpec;
-use fable_installer::uninstall::resolve_key;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
@@ -24,7 +24,7 @@ impl Run for RollbackArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
         let (key, _) = resolve_key(&home, &SourceSpec::from_arg(self.source.as_deref()))?;
-        let r = fable_installer::generations::rollback(
+        let r = fable_installer::ops::rollback::rollback(
             &home,
             &key,
             fable_installer::lock::DEFAULT_WAIT,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use fable_installer::status::status;
+use fable_installer::ops::status::status;
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 

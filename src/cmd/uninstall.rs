@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use fable_installer::ops::uninstall::{uninstall, UninstallOptions};
 use fable_installer::sync::SourceSpec;
-use fable_installer::uninstall::{uninstall, UninstallOptions};
 use fable_installer::FableHome;
 
 use crate::cli::Run;

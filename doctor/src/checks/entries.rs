@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use fable_installer::profiles::Profile;
+use fable_installer::settings::desired::path_markers;
 use fable_installer::sync::SourceSpec;
-use fable_installer::wiring::path_markers;
 use fable_installer::FableHome;
 use fable_snapshot::source_set::MANIFEST_PATH;
 
@@ -23,7 +23,7 @@ const COMMAND_SHOWN: usize = 72;
 /// The fable source key an entry's command belongs to (`$FABLE_HOME/sources/<key>/...`).
 pub fn owned_key(home: &FableHome, command: &str) -> Option<String> {
     let markers = path_markers(&home.sources_prefix());
-    let key = fable_installer::patch::source_keys(command, &markers)
+    let key = fable_installer::settings::patch::source_keys(command, &markers)
         .next()
         .map(str::to_string);
     key

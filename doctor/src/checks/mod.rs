@@ -19,8 +19,8 @@ mod timeouts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use fable_installer::ops::status::source_status;
 use fable_installer::profiles::Profile;
-use fable_installer::status::source_status;
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 use fable_snapshot::SourceRecord;

@@ -6,13 +6,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use fable_installer::converge::read_settings;
-use fable_installer::hosts::{Host, Layout};
-use fable_installer::patch::Document;
+use fable_hosts::{Host, Layout};
+use fable_installer::ops::status::{ProfileStatus, SourceStatus};
 use fable_installer::profiles::Profile;
-use fable_installer::status::{ProfileStatus, SourceStatus};
+use fable_installer::settings::desired::path_markers;
+use fable_installer::settings::patch::Document;
+use fable_installer::settings::plan::read_settings;
 use fable_installer::sync::SourceSpec;
-use fable_installer::wiring::path_markers;
 use fable_installer::{Error as InstallError, FableHome};
 use fable_snapshot::SourceRecord;
 

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use fable_installer::status::{SourceStatus, State};
+use fable_installer::ops::status::{SourceStatus, State};
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 use fable_snapshot::key::DEFAULT_KEY;

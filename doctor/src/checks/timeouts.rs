@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use fable_installer::hosts::Host;
+use fable_hosts::Host;
 
 use crate::finding::{Finding, Severity};
 
@@ -14,7 +14,7 @@ const MIN_PLAUSIBLE_MILLIS: f64 = 1000.0;
 
 /// Timeout present, positive, and plausible for the host's unit (seconds; Gemini milliseconds).
 pub(super) fn check_timeout(host: Host, entry: &Value, subject: &str) -> Option<Finding> {
-    let millis = host == Host::Gemini;
+    let millis = host.timeout_unit() == fable_hosts::TimeoutUnit::Milliseconds;
     let unit = if millis { "milliseconds" } else { "seconds" };
     let warn = |message: String, fix: String| {
         Some(Finding::new("profile.timeout", Severity::Warn, subject, message).with_fix(fix))

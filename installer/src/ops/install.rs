@@ -12,13 +12,13 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
-use crate::hosts::Host;
 use crate::journal::{Intent, Journal};
 use crate::lock::InstallLock;
 use crate::profiles;
 use crate::settings::plan::{plan_profile, write_plan, ProfilePlan, ProfileReport};
 use crate::sync::{self, Prepared, SourceSpec, Synced};
 use crate::testpoint::pause;
+use fable_hosts::Host;
 
 /// What to install and where.
 #[derive(Debug, Clone)]

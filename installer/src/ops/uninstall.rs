@@ -186,7 +186,7 @@ fn collect_git(
 fn comparable(
     v: &serde_json::Value,
     original: &serde_json::Value,
-    host: crate::hosts::Host,
+    host: fable_hosts::Host,
 ) -> serde_json::Value {
     let mut v = v.clone();
     if let Some(obj) = v.as_object_mut() {

@@ -113,7 +113,7 @@ pub fn plan_profile(
 /// new text and the JSON Patch (empty when nothing changes).
 fn edit(
     path: &Path,
-    layout: crate::hosts::Layout,
+    layout: fable_hosts::Layout,
     before: Option<&str>,
     desired: &Desired,
     own: &Ownership,

@@ -7,7 +7,7 @@ use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
 use super::Edit;
-use crate::hosts::Layout;
+use fable_hosts::Layout;
 
 /// Applies `edits` (in order) to `text`; errors are internal inconsistencies, described.
 pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String, String> {

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::hosts::Layout;
+use fable_hosts::Layout;
 
 pub use cst::apply_edits;
 
