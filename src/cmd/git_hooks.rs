@@ -199,6 +199,7 @@ impl Run for InstallGitHooksArgs {
             global: self.global,
             force: self.force,
             dry_run: self.dry_run,
+            discovery: git::Discovery::Environment,
         };
         let _lock = if self.dry_run {
             None
@@ -266,6 +267,7 @@ impl Run for UninstallGitHooksArgs {
             hooks_path: self.hooks_path,
             global: self.global,
             dry_run: self.dry_run,
+            discovery: git::Discovery::Environment,
         };
         let _lock = if self.dry_run || !home.root().exists() {
             None
