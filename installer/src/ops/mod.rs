@@ -1,3 +1,5 @@
 //! The operations the CLI and the doctor call, one per file. Each takes the install lock
 //! itself (and only here), so that every writer of `$FABLE_HOME` and of host settings is
 //! serialised in one place; callers never touch `lock::InstallLock`.
+
+pub mod git_hooks;
