@@ -162,7 +162,22 @@ pub(crate) fn plan_hooks_path(
         changed: !same,
     });
     scope_notes(scope, &file, r, &mut report);
-    let target = GitTarget {
+    let target = hooks_path_target(r, shim_dir, hooks, file, scope, value, before);
+    Ok((report, ops, target))
+}
+
+/// The record of a hooks-path install of `hooks` setting `core.hooksPath` = `value` in `file`
+/// (of `scope`, for `r` when local), with shims in `shim_dir`.
+fn hooks_path_target(
+    r: Option<&ResolvedRepo>,
+    shim_dir: PathBuf,
+    hooks: &[String],
+    file: PathBuf,
+    scope: Scope,
+    value: String,
+    before: Before,
+) -> GitTarget {
+    GitTarget {
         mode: Mode::HooksPath,
         repo: r.map(|r| r.repo.clone()),
         hooks_dir: shim_dir,
@@ -183,8 +198,7 @@ pub(crate) fn plan_hooks_path(
         worktree: r
             .filter(|_| scope == Scope::Local)
             .and_then(|r| r.worktree.clone()),
-    };
-    Ok((report, ops, target))
+    }
 }
 
 /// What a hooks-path target records about its config file as it was before fable's first

@@ -215,30 +215,11 @@ fn resolve_repo_with(
     };
     check_usable(&hooks_dir, &origin, &repo_root)?;
 
-    // Every worktree of this repository, to tell whether the hooks directory is shared.
-    let mut worktrees: Vec<PathBuf> = Vec::new();
-    if let Ok(main) = repo.main_repo() {
-        if let Some(w) = main.workdir() {
-            worktrees.push(normalise(&main.current_dir().join(w)));
-        }
-    }
-    if let Ok(list) = repo.worktrees() {
-        for p in list {
-            if let Ok(base) = p.base() {
-                worktrees.push(normalise(&cwd.join(base)));
-            }
-        }
-    }
-    worktrees.dedup();
-    let mut shared_with: Vec<PathBuf> = if relative {
+    let shared_with = if relative {
         Vec::new()
     } else {
-        worktrees
-            .into_iter()
-            .filter(|w| Some(w) != worktree.as_ref())
-            .collect()
+        other_worktrees(repo, &cwd, worktree.as_ref())
     };
-    shared_with.sort();
     let global_value = matches!(&origin, HooksDirOrigin::HooksPath { scope, .. } if scope != "local" && scope != "worktree");
     Ok(ResolvedRepo {
         repo: repo_root,
@@ -253,6 +234,31 @@ fn resolve_repo_with(
         origin,
         shared_repository,
     })
+}
+
+/// The worktrees of `repo` other than `worktree`, sorted (they share its hooks directory
+/// unless `core.hooksPath` is relative).
+fn other_worktrees(repo: &gix::Repository, cwd: &Path, worktree: Option<&PathBuf>) -> Vec<PathBuf> {
+    let mut worktrees: Vec<PathBuf> = Vec::new();
+    if let Ok(main) = repo.main_repo() {
+        if let Some(w) = main.workdir() {
+            worktrees.push(normalise(&main.current_dir().join(w)));
+        }
+    }
+    if let Ok(list) = repo.worktrees() {
+        for p in list {
+            if let Ok(base) = p.base() {
+                worktrees.push(normalise(&cwd.join(base)));
+            }
+        }
+    }
+    worktrees.dedup();
+    let mut shared_with: Vec<PathBuf> = worktrees
+        .into_iter()
+        .filter(|w| Some(w) != worktree)
+        .collect();
+    shared_with.sort();
+    shared_with
 }
 
 /// `core.sharedRepository` of the resolved configuration, in gix's compact encoding.
