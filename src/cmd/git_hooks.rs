@@ -1,12 +1,13 @@
 //! `fable install git-hooks` and `fable uninstall git-hooks` (DESIGN sections 6 and 10).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 
-use fable_installer::git::{self, GitReport, InstallOptions, UninstallOptions};
-use fable_installer::lock::{InstallLock, DEFAULT_WAIT};
+use fable_installer::git::GitReport;
+use fable_installer::ops::git_hooks::{
+    install_git_hooks, uninstall_git_hooks, InstallGitHooks, UninstallGitHooks,
+};
 use fable_installer::FableHome;
 
 use crate::cli::Run;
@@ -77,73 +78,7 @@ pub struct UninstallGitHooksArgs {
     pub json: bool,
 }
 
-/// Finds the source key for `--source` (a key, or a checkout path), or the only candidate.
-fn choose_source(
-    home: &FableHome,
-    arg: Option<&str>,
-    candidate: impl Fn(&str) -> bool,
-    what: &str,
-) -> anyhow::Result<String> {
-    let store = home.store();
-    let keys = store.keys()?;
-    if let Some(arg) = arg {
-        if keys.iter().any(|k| k == arg) {
-            return Ok(arg.to_string());
-        }
-        let path = Path::new(arg);
-        if path.exists() {
-            let real = std::fs::canonicalize(path)
-                .with_context(|| format!("cannot resolve {}", path.display()))?;
-            let key = fable_snapshot::source_key(&real);
-            if keys.contains(&key) {
-                return Ok(key);
-            }
-            anyhow::bail!(
-                "hook source {} is not installed; run `fable install {}` first",
-                path.display(),
-                path.display()
-            );
-        }
-        anyhow::bail!("no installed hook source {arg:?} (neither a key nor a path)");
-    }
-    let found: Vec<&String> = keys.iter().filter(|k| candidate(k)).collect();
-    match found.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => anyhow::bail!(
-            "no installed hook source {what}; install one with `fable install SOURCE` (its git hooks live in SOURCE/hooks/git/<name>), or pass --source"
-        ),
-        many => anyhow::bail!(
-            "several installed hook sources {what} ({}); pass --source KEY_OR_PATH",
-            many.iter()
-                .map(|k| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// An explicit REPO argument wins over `GIT_DIR`/`GIT_WORK_TREE` exported in the environment
-/// (which would otherwise name the repository, as they do for git): they are dropped for this
-/// process. Returns a note saying so, when any was set.
-fn explicit_repo_wins(repo: Option<&Path>) -> Option<String> {
-    let repo = repo?;
-    let set: Vec<&str> = ["GIT_DIR", "GIT_WORK_TREE"]
-        .into_iter()
-        .filter(|v| std::env::var_os(v).is_some())
-        .collect();
-    if set.is_empty() {
-        return None;
-    }
-    for v in &set {
-        std::env::remove_var(v);
-    }
-    Some(format!(
-        "{} set in the environment ignored: the REPO argument {} names the repository",
-        set.join(" and "),
-        repo.display()
-    ))
-}
-
+/// Prints `r` as text; `verb_done` ends the summary line of a run that changed something.
 fn print_report(r: &GitReport, verb_done: &str) {
     let dry = r.dry_run;
     if let Some(repo) = &r.repo {
@@ -188,52 +123,17 @@ fn print_report(r: &GitReport, verb_done: &str) {
 impl Run for InstallGitHooksArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
-        let env_note = explicit_repo_wins(self.repo.as_deref());
-        let repo = match (&self.repo, self.hooks_path && self.global) {
-            (Some(p), _) => Some(p.clone()),
-            (None, true) => None,
-            (None, false) => Some(std::env::current_dir().context("no current directory")?),
-        };
-        let opts = InstallOptions {
-            hooks_path: self.hooks_path,
-            global: self.global,
-            force: self.force,
-            dry_run: self.dry_run,
-        };
-        let _lock = if self.dry_run {
-            None
-        } else {
-            home.ensure()?;
-            Some(InstallLock::acquire(&home.lock_path(), DEFAULT_WAIT)?)
-        };
-        // A checkout named by --source is snapshotted first (a no-op when unchanged), so the
-        // shims always run a complete generation, never the live checkout.
-        if let Some(src) = self.source.as_deref().map(Path::new) {
-            let is_key = home
-                .store()
-                .keys()?
-                .iter()
-                .any(|k| Some(k.as_str()) == src.to_str());
-            if !self.dry_run && !is_key && src.join("hooks").is_dir() {
-                fable_installer::sync::sync_source(&home, src)
-                    .with_context(|| format!("cannot snapshot hook source {}", src.display()))?;
-            }
-        }
-        let key = choose_source(
+        let report = install_git_hooks(
             &home,
-            self.source.as_deref(),
-            |k| {
-                home.store()
-                    .current_link(k)
-                    .join("hooks")
-                    .join("git")
-                    .is_dir()
+            &InstallGitHooks {
+                repo: self.repo,
+                source: self.source,
+                hooks_path: self.hooks_path,
+                global: self.global,
+                force: self.force,
+                dry_run: self.dry_run,
             },
-            "with hooks/git/",
         )?;
-        let mut report = git::install(&home, &key, repo.as_deref(), &opts)
-            .map_err(fable_installer::Error::from)?;
-        report.notes.extend(env_note);
         if self.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
@@ -246,35 +146,16 @@ impl Run for InstallGitHooksArgs {
 impl Run for UninstallGitHooksArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
-        let key = choose_source(
+        let report = uninstall_git_hooks(
             &home,
-            self.source.as_deref(),
-            |k| {
-                git::targets::load(&home.store(), k)
-                    .map(|t| !t.targets.is_empty())
-                    .unwrap_or(false)
+            &UninstallGitHooks {
+                repo: self.repo,
+                source: self.source,
+                hooks_path: self.hooks_path,
+                global: self.global,
+                dry_run: self.dry_run,
             },
-            "with git hooks installed",
         )?;
-        let env_note = explicit_repo_wins(self.repo.as_deref());
-        let repo = match (&self.repo, self.hooks_path && self.global) {
-            (Some(p), _) => Some(p.clone()),
-            (None, true) => None,
-            (None, false) => Some(std::env::current_dir().context("no current directory")?),
-        };
-        let opts = UninstallOptions {
-            hooks_path: self.hooks_path,
-            global: self.global,
-            dry_run: self.dry_run,
-        };
-        let _lock = if self.dry_run || !home.root().exists() {
-            None
-        } else {
-            Some(InstallLock::acquire(&home.lock_path(), DEFAULT_WAIT)?)
-        };
-        let mut report = git::uninstall(&home, &key, repo.as_deref(), &opts)
-            .map_err(fable_installer::Error::from)?;
-        report.notes.extend(env_note);
         if self.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {

@@ -3,6 +3,7 @@
 //! serialised in one place; callers never touch `lock::InstallLock`.
 
 pub mod gc;
+pub mod git_hooks;
 pub mod install;
 pub mod repair;
 pub mod resync;

@@ -208,6 +208,31 @@ pub fn edit_hooks_path(
     }
     let mut cfg = parse(&real, before.as_deref().unwrap_or_default())?;
     let unset = matches!(edit, Edit::Unset { .. } | Edit::RemoveAppended(_));
+    apply_edit(&mut cfg, edit, before.as_deref(), file)?;
+    let mut out = Vec::new();
+    cfg.write_to(&mut out).map_err(|e| err(e.to_string()))?;
+    if before.as_deref() == Some(out.as_slice()) || (before.is_none() && unset) {
+        // Nothing to change; dropping the lock removes it.
+        return Ok(false);
+    }
+    lock.write_all(&out).map_err(|e| err(e.to_string()))?;
+    lock.with_mut(|f| f.sync_all())
+        .map_err(|e| err(e.to_string()))?;
+    lock.commit().map_err(|e| err(e.error.to_string()))?;
+    Ok(true)
+}
+
+/// Applies `edit` to the parsed `cfg` of `file` (whose bytes were `before`), in memory.
+fn apply_edit(
+    cfg: &mut gix::config::File,
+    edit: &Edit<'_>,
+    before: Option<&[u8]>,
+    file: &Path,
+) -> Result<(), GitError> {
+    let err = |message: String| GitError::Config {
+        path: file.to_path_buf(),
+        message,
+    };
     match *edit {
         Edit::Set(v) => {
             cfg.set_raw_value("core.hooksPath", v.as_bytes().as_bstr())
@@ -215,9 +240,7 @@ pub fn edit_hooks_path(
         }
         Edit::Append(v) => {
             // A file not ending in a newline would glue the new header to its last line.
-            let ends_open = before
-                .as_deref()
-                .is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
+            let ends_open = before.is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
             if ends_open {
                 return Err(err(
                     "does not end with a newline; add one and retry".to_string()
@@ -282,17 +305,7 @@ pub fn edit_hooks_path(
             }
         }
     }
-    let mut out = Vec::new();
-    cfg.write_to(&mut out).map_err(|e| err(e.to_string()))?;
-    if before.as_deref() == Some(out.as_slice()) || (before.is_none() && unset) {
-        // Nothing to change; dropping the lock removes it.
-        return Ok(false);
-    }
-    lock.write_all(&out).map_err(|e| err(e.to_string()))?;
-    lock.with_mut(|f| f.sync_all())
-        .map_err(|e| err(e.to_string()))?;
-    lock.commit().map_err(|e| err(e.error.to_string()))?;
-    Ok(true)
+    Ok(())
 }
 
 #[cfg(test)]

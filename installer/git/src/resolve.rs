@@ -6,11 +6,16 @@
 //! all go through gix. An empty synthetic `.git/` (or one holding only `hooks/`) falls back to
 //! `.git/hooks` (seed 000).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::GitError;
+use crate::discover::discover;
+use crate::targets::GitTarget;
+use crate::GitError;
+
+pub use crate::discover::Discovery;
+pub use crate::paths::{absolute, normalise};
 
 /// What kind of repository the hooks directory was resolved for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -82,16 +87,23 @@ impl ResolvedRepo {
     }
 }
 
-/// Resolves the repository containing `dir` (or named by `GIT_DIR`) and its effective hooks
-/// directory. `user_home` interpolates `~/` in `core.hooksPath`.
-pub fn resolve(dir: &Path, user_home: &Path) -> Result<ResolvedRepo, GitError> {
+/// Resolves the repository containing `dir` (or, with [`Discovery::Environment`], named by
+/// `GIT_DIR`) and its effective hooks directory. `user_home` interpolates `~/` in
+/// `core.hooksPath`.
+pub fn resolve(
+    dir: &Path,
+    user_home: &Path,
+    discovery: Discovery,
+) -> Result<ResolvedRepo, GitError> {
     let dir = absolute(dir);
-    if std::env::var_os("GIT_DIR").is_none() {
+    let git_dir_from_env =
+        discovery == Discovery::Environment && std::env::var_os("GIT_DIR").is_some();
+    if !git_dir_from_env {
         if let Some(r) = synthetic_fallback(&dir) {
             return Ok(r);
         }
     }
-    let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(&dir)
+    let repo = discover(&dir, discovery)
         .map_err(|e| GitError::NotARepository {
             path: dir.clone(),
             message: e.to_string(),
@@ -114,6 +126,26 @@ pub fn resolve_recorded(
             message: e.to_string(),
         })?;
     resolve_repo_with(&repo, user_home, Some(worktree.map(normalise)))
+}
+
+/// The git directory recorded for `r` (none for a synthetic `.git/`, which gix cannot open).
+pub(crate) fn recorded_git_dir(r: &ResolvedRepo) -> Option<PathBuf> {
+    (r.kind != RepoKind::Synthetic).then(|| r.git_dir.clone())
+}
+
+/// Re-resolves the repository of a recorded target: through its recorded git directory and
+/// worktree when known (so a repository set up with `GIT_DIR`/`GIT_WORK_TREE` is found without
+/// them), else by discovery from the recorded repository path. `None` when the target names
+/// no repository.
+pub(crate) fn resolve_target(
+    user_home: &Path,
+    t: &GitTarget,
+) -> Option<Result<ResolvedRepo, GitError>> {
+    match (&t.git_dir, &t.repo) {
+        (Some(g), _) => Some(resolve_recorded(g, t.worktree.as_deref(), user_home)),
+        (None, Some(repo)) => Some(resolve(repo, user_home, Discovery::Environment)),
+        (None, None) => None,
+    }
 }
 
 /// Resolves the hooks directory of an opened repository.
@@ -183,30 +215,11 @@ fn resolve_repo_with(
     };
     check_usable(&hooks_dir, &origin, &repo_root)?;
 
-    // Every worktree of this repository, to tell whether the hooks directory is shared.
-    let mut worktrees: Vec<PathBuf> = Vec::new();
-    if let Ok(main) = repo.main_repo() {
-        if let Some(w) = main.workdir() {
-            worktrees.push(normalise(&main.current_dir().join(w)));
-        }
-    }
-    if let Ok(list) = repo.worktrees() {
-        for p in list {
-            if let Ok(base) = p.base() {
-                worktrees.push(normalise(&cwd.join(base)));
-            }
-        }
-    }
-    worktrees.dedup();
-    let mut shared_with: Vec<PathBuf> = if relative {
+    let shared_with = if relative {
         Vec::new()
     } else {
-        worktrees
-            .into_iter()
-            .filter(|w| Some(w) != worktree.as_ref())
-            .collect()
+        other_worktrees(repo, &cwd, worktree.as_ref())
     };
-    shared_with.sort();
     let global_value = matches!(&origin, HooksDirOrigin::HooksPath { scope, .. } if scope != "local" && scope != "worktree");
     Ok(ResolvedRepo {
         repo: repo_root,
@@ -221,6 +234,31 @@ fn resolve_repo_with(
         origin,
         shared_repository,
     })
+}
+
+/// The worktrees of `repo` other than `worktree`, sorted (they share its hooks directory
+/// unless `core.hooksPath` is relative).
+fn other_worktrees(repo: &gix::Repository, cwd: &Path, worktree: Option<&PathBuf>) -> Vec<PathBuf> {
+    let mut worktrees: Vec<PathBuf> = Vec::new();
+    if let Ok(main) = repo.main_repo() {
+        if let Some(w) = main.workdir() {
+            worktrees.push(normalise(&main.current_dir().join(w)));
+        }
+    }
+    if let Ok(list) = repo.worktrees() {
+        for p in list {
+            if let Ok(base) = p.base() {
+                worktrees.push(normalise(&cwd.join(base)));
+            }
+        }
+    }
+    worktrees.dedup();
+    let mut shared_with: Vec<PathBuf> = worktrees
+        .into_iter()
+        .filter(|w| Some(w) != worktree)
+        .collect();
+    shared_with.sort();
+    shared_with
 }
 
 /// `core.sharedRepository` of the resolved configuration, in gix's compact encoding.
@@ -319,66 +357,9 @@ fn synthetic_fallback(dir: &Path) -> Option<ResolvedRepo> {
     })
 }
 
-/// Makes `p` absolute against the current directory.
-pub fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    }
-}
-
-/// Canonicalises an existing path; otherwise removes `.` and `..` lexically (gix's
-/// `common_dir()` of a linked worktree is `<git dir>/../..`-style and not normalised).
-pub fn normalise(p: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(p) {
-        return c;
-    }
-    // Canonicalise the longest existing prefix, then append the rest lexically.
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    let mut existing = out.clone();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return out,
-        }
-    }
-    let mut base = std::fs::canonicalize(&existing).unwrap_or(existing);
-    for name in rest.into_iter().rev() {
-        base.push(name);
-    }
-    base
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalise_removes_dot_dot_of_missing_paths() {
-        let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
-        let p = root.join("a/b/../../c/./d");
-        assert_eq!(normalise(&p), root.join("c/d"));
-    }
 
     #[test]
     fn interpolates_home() {

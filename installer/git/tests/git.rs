@@ -8,10 +8,40 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Once;
 
-use fable_installer::git::{self, InstallOptions, UninstallOptions};
-use fable_installer::FableHome;
+use fable_git::{self as git, GitHome, InstallOptions, UninstallOptions};
 
 static ENV: Once = Once::new();
+
+/// A fable home for the tests: `$FABLE_HOME` and the user's home directory.
+struct Home {
+    root: PathBuf,
+    user_home: PathBuf,
+}
+
+impl GitHome for Home {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn user_home(&self) -> &Path {
+        &self.user_home
+    }
+}
+
+/// Snapshots the hook source checkout `src` into the store of `home` (a new generation made
+/// `current`, as `fable install SOURCE` does); returns its key.
+fn sync_source(home: &Home, src: &Path) -> String {
+    let real = src.canonicalize().unwrap();
+    let key = fable_snapshot::source_key(&real);
+    let config = fable_snapshot::SourceConfig::load(&real).unwrap();
+    let files = fable_snapshot::source_paths(&real, &config).unwrap();
+    let (tree_hash, _, _) = fable_snapshot::hash_files(&files, None).unwrap();
+    fable_snapshot::fsutil::create_dir_all_mode(home.root(), 0o700).unwrap();
+    let store = home.store();
+    store.write_generation(&key, &files, &tree_hash).unwrap();
+    store.switch_current(&key, &tree_hash).unwrap();
+    key
+}
 
 fn isolate_process_env() {
     ENV.call_once(|| {
@@ -30,7 +60,7 @@ fn isolate_process_env() {
 struct Env {
     _tmp: tempfile::TempDir,
     root: PathBuf,
-    home: FableHome,
+    home: Home,
     marker: PathBuf,
     key: String,
     gitconfig: PathBuf,
@@ -49,7 +79,10 @@ impl Env {
             "[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n",
         )
         .unwrap();
-        let home = FableHome::new(user_home.join(".fable"), user_home);
+        let home = Home {
+            root: user_home.join(".fable"),
+            user_home,
+        };
         let marker = root.join("marker");
         let src = root.join("hook-src");
         write(&src.join("hooks/hooks.json"), "{\"hooks\": {}}\n");
@@ -62,13 +95,13 @@ impl Env {
             ),
         );
         chmod_x(&hook);
-        let synced = fable_installer::sync::sync_source(&home, &src).unwrap();
+        let key = sync_source(&home, &src);
         Env {
             _tmp: tmp,
             root,
             home,
             marker,
-            key: synced.key,
+            key,
             gitconfig,
         }
     }
@@ -259,7 +292,7 @@ fn fable_hook_failure_stops_before_chain() {
     let src = env.root.join("hook-src/hooks/git/pre-commit");
     write(&src, "#!/bin/sh\nexit 3\n");
     chmod_x(&src);
-    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    sync_source(&env.home, &env.root.join("hook-src"));
     let out = env.commit(&repo, "a");
     assert!(!out.status.success());
     assert!(!foreign_marker.exists());
@@ -516,7 +549,7 @@ fn status_reports_drift_and_converge_repairs_it() {
     let h = env.root.join("hook-src/hooks/git/commit-msg");
     write(&h, "#!/bin/sh\nexit 0\n");
     chmod_x(&h);
-    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    sync_source(&env.home, &env.root.join("hook-src"));
     assert!(!git::status(&env.home, &env.key).unwrap()[0].ok);
     git::converge(&env.home, &env.key, false).unwrap();
     assert!(repo.join(".git/hooks/commit-msg").is_file());
@@ -653,7 +686,7 @@ fn stdin_reaches_both_fable_and_chained_pre_push() {
         &format!("#!/bin/sh\ncat > '{}'\n", ours_log.display()),
     );
     chmod_x(&src);
-    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    sync_source(&env.home, &env.root.join("hook-src"));
     let repo = env.repo("pusher");
     let remote = env.root.join("remote.git");
     env.git_ok(
@@ -686,7 +719,7 @@ fn refused_install_changes_nothing_and_only_a_recorded_orig_is_restored() {
     let h = env.root.join("hook-src/hooks/git/commit-msg");
     write(&h, "#!/bin/sh\nexit 0\n");
     chmod_x(&h);
-    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    sync_source(&env.home, &env.root.join("hook-src"));
     let repo = env.repo("rollback");
     let hooks = repo.join(".git/hooks");
     let foreign = hooks.join("commit-msg");
@@ -730,7 +763,7 @@ fn converge_undoes_targets_of_a_source_without_git_hooks() {
     let before = listing(&repo.join(".git/hooks"));
     env.install(&repo);
     std::fs::remove_dir_all(env.root.join("hook-src/hooks/git")).unwrap();
-    fable_installer::sync::sync_source(&env.home, &env.root.join("hook-src")).unwrap();
+    sync_source(&env.home, &env.root.join("hook-src"));
     let st = git::status(&env.home, &env.key).unwrap();
     assert!(!st[0].ok);
     assert!(
