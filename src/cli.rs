@@ -135,19 +135,11 @@ pub fn restore_sigpipe() {
     }
 }
 
-/// The error and its causes on one line, each cause once (a library error that already quotes
-/// its source would otherwise repeat it).
+/// The error and its causes on one line. Library errors put their cause in their own message
+/// and do not also expose it as `source()`, so each cause appears once.
 fn error_chain(e: &anyhow::Error) -> String {
-    let mut msg = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if msg.contains(&text) {
-            continue;
-        }
-        if !msg.is_empty() {
-            msg.push_str(": ");
-        }
-        msg.push_str(&text);
-    }
-    msg
+    e.chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
 }

@@ -34,9 +34,6 @@ pub struct InstallArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Answer yes to every question (fable never prompts without a TTY anyway).
-    #[arg(long, short = 'y')]
-    pub yes: bool,
 }
 
 /// What else `fable install` can install.

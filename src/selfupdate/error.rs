@@ -14,11 +14,10 @@ pub enum SelfUpdateError {
     #[error("{0}: unsupported update source (use a directory or a file:// URL)")]
     Unsupported(String),
     /// Reading the release or writing the replacement failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// `manifest.json` does not parse or names an invalid version, binary or digest.
     #[error("{path}: invalid release manifest: {message}")]
@@ -36,6 +35,6 @@ pub enum SelfUpdateError {
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SelfUpdateError + '_ {
     move |source| SelfUpdateError::Io {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }

@@ -90,7 +90,7 @@ pub fn replace_binary(dir: &Path, release: &Release, target: &Path) -> Result<()
     }
     tmp.persist(target).map_err(|e| SelfUpdateError::Io {
         path: target.to_path_buf(),
-        source: e.error,
+        cause: e.error,
     })?;
     if let Ok(d) = fs::File::open(parent) {
         let _ = d.sync_all();

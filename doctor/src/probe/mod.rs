@@ -238,24 +238,24 @@ impl ProbeResult {
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     /// The scratch directory (or its parent) could not be created.
-    #[error("cannot create a scratch directory under {}: {source}", path.display())]
+    #[error("cannot create a scratch directory under {}: {cause}", path.display())]
     Scratch {
         /// The directory under which it was to be created.
         path: PathBuf,
         /// The underlying error.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The synthetic payload could not be serialised.
     #[error("cannot serialise the synthetic payload: {0}")]
-    Payload(#[from] serde_json::Error),
+    Payload(String),
     /// The shell could not be started (missing shell, NUL byte in the command or environment,
     /// resource limits).
-    #[error("cannot start `{} -c`: {source}", shell.display())]
+    #[error("cannot start `{} -c`: {cause}", shell.display())]
     Spawn {
         /// The shell that was to run the command.
         shell: PathBuf,
         /// The underlying error.
-        source: io::Error,
+        cause: io::Error,
     },
     /// A thread feeding stdin or reading an output stream could not be started.
     #[error("cannot start a probe I/O thread: {0}")]
@@ -312,7 +312,8 @@ fn execute(
 ) -> Result<ProbeResult, ProbeError> {
     let payload = match &spec.stdin_override {
         Some(bytes) => bytes.clone(),
-        None => serde_json::to_vec(&synthetic_payload(&spec.event, &spec.host, scratch))?,
+        None => serde_json::to_vec(&synthetic_payload(&spec.event, &spec.host, scratch))
+            .map_err(|e| ProbeError::Payload(e.to_string()))?,
     };
     let mut cmd = Command::new(&opts.shell);
     cmd.arg("-c").arg(&spec.command);

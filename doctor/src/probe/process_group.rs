@@ -43,7 +43,7 @@ impl Group {
             .spawn()
             .map_err(|source| ProbeError::Spawn {
                 shell: shell.to_path_buf(),
-                source,
+                cause: source,
             })?;
         Group::new(child)
     }

@@ -15,7 +15,7 @@ use crate::synthetic::TRANSCRIPT_FILE;
 pub(super) fn scratch_base(dir: &Path) -> Result<PathBuf, ProbeError> {
     let scratch_err = |source| ProbeError::Scratch {
         path: dir.to_path_buf(),
-        source,
+        cause: source,
     };
     fs::create_dir_all(dir).map_err(scratch_err)?;
     fs::canonicalize(dir).map_err(scratch_err)
@@ -37,7 +37,7 @@ pub(super) fn create_scratch(base: &Path, index: usize, id: &str) -> Result<Path
         .collect();
     let scratch_err = |source| ProbeError::Scratch {
         path: base.to_path_buf(),
-        source,
+        cause: source,
     };
     let mut builder = DirBuilder::new();
     builder.mode(0o700);

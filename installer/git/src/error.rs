@@ -55,11 +55,10 @@ pub enum GitError {
     #[error("{path}: git target record: {message}")]
     Record { path: PathBuf, message: String },
     /// A file system operation failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A repository is needed but none was given or found.
     #[error("--hooks-path without --global needs a repository: {0}")]
@@ -73,6 +72,6 @@ pub enum GitError {
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GitError + '_ {
     move |source| GitError::Io {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }

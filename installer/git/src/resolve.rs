@@ -80,13 +80,6 @@ pub struct ResolvedRepo {
     pub local_config: PathBuf,
 }
 
-impl ResolvedRepo {
-    /// The repository's own default hooks directory, `<common dir>/hooks`.
-    pub fn default_hooks_dir(&self) -> PathBuf {
-        self.common_dir.join("hooks")
-    }
-}
-
 /// Resolves the repository containing `dir` (or, with [`Discovery::Environment`], named by
 /// `GIT_DIR`) and its effective hooks directory. `user_home` interpolates `~/` in
 /// `core.hooksPath`.

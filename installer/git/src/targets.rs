@@ -1,7 +1,7 @@
 //! The record of a source's managed git targets, `$FABLE_HOME/sources/<key>/git.json`, so that
 //! uninstall, status, doctor and install convergence know what fable wrote and what to check.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -155,9 +155,4 @@ pub fn upsert(targets: &mut GitTargets, t: GitTarget) {
 /// Directory of a source's shims for `core.hooksPath`.
 pub fn hooks_path_dir(store: &Store, key: &str) -> PathBuf {
     store.source_dir(key).join("git-hooks")
-}
-
-/// True when `p` lies inside `dir`.
-pub fn is_under(p: &Path, dir: &Path) -> bool {
-    p.starts_with(dir)
 }

@@ -43,6 +43,9 @@ fn sync_source(home: &Home, src: &Path) -> String {
     key
 }
 
+// The library runs in this test process, so its environment is the only way to keep gix off
+// the real git configuration; it is set once, before any test reads it.
+#[allow(clippy::disallowed_methods)]
 fn isolate_process_env() {
     ENV.call_once(|| {
         let dir = std::env::temp_dir().join(format!("fable-git-tests-{}", std::process::id()));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The layering the design promises (docs/design.md, "Layering"), checked on the dependency
+# graph: the evaluator never pulls in the installer or gix, git plumbing never depends on the
+# operations, the host vocabulary has no I/O dependencies, and no library uses anyhow or clap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+deps() { cargo tree --locked -q -p "$1" -e normal --prefix none --format '{p}' | awk '{print $1}' | sort -u; }
+forbid() {
+  local crate=$1; shift
+  local have; have=$(deps "$crate")
+  for bad in "$@"; do
+    if grep -qx "$bad" <<<"$have"; then
+      echo "layering: $crate depends on $bad (cargo tree -p $crate -i $bad)"; fail=1
+    fi
+  done
+}
+for lib in fable-hosts fable-snapshot fable-git fable-installer fable-doctor fable-payload; do
+  forbid "$lib" anyhow clap
+done
+forbid fable-payload fable-installer fable-git fable-doctor gix
+forbid fable-git fable-installer fable-doctor
+forbid fable-snapshot fable-installer fable-git fable-doctor fable-payload
+forbid fable-installer fable-doctor fable-payload
+# The host vocabulary: serde and serde_json only.
+extra=$(deps fable-hosts | grep -vxE 'fable-hosts|serde|serde_core|serde_derive|serde_json|proc-macro2|quote|syn|unicode-ident|itoa|memchr|ryu|indexmap|equivalent|hashbrown|foldhash|zmij' || true)
+if [ -n "$extra" ]; then echo "layering: fable-hosts depends on more than serde_json: $extra"; fail=1; fi
+[ "$fail" = 0 ] && echo "layering: ok"
+exit "$fail"
