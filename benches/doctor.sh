@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: `fable doctor` with 20 probes, one of which never exits (DESIGN section 11:
+# Benchmark: `fable doctor` with 20 probes, one of which never exits (docs/design.md, "Budgets":
 # <= probe deadline + 1 s). A plugin source wiring 20 PreToolUse hooks (19 answer at once, one
 # sleeps forever) is installed into a temp HOME; the doctor runs with the default 5 s deadline.
 # Also times `fable doctor --no-probe` (the checks alone) and verifies that the hanging hook

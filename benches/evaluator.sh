@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of the bundled evaluator (DESIGN section 11): `fable-hook pre-tool-use` in a project
+# Benchmark of the bundled evaluator (docs/design.md, "Budgets"): `fable-hook pre-tool-use` in a project
 # with 50 evidence records and 20 cards, median wall per process and peak RSS, side by side with
 # a Python 3 hook doing the same discovery, state read and mutation (payload/BENCH.md).
 #   bash benches/evaluator.sh            # full run (300 processes per row)

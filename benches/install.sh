@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark: `fable install` when everything is already current (DESIGN section 11).
+# Benchmark: `fable install` when everything is already current (docs/design.md, "Budgets").
 # 4 profiles (two Claude Code dirs, Codex, Gemini), a 500-file plugin source.
 # Prints the median wall time of N runs and proves zero writes (a full listing of the temp
 # HOME with sizes, modes and nanosecond mtimes is identical before and after the runs).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Staleness nudge benchmark (DESIGN section 11: staleness check of a 2,000-file source with a
+# Staleness nudge benchmark (docs/design.md, "Budgets": staleness check of a 2,000-file source with a
 # warm stat cache <= 10 ms). Builds the release example `snapshot/examples/staleness.rs`, which
 # drives `fable_snapshot::staleness::nudge_for` exactly as the evaluator's SessionStart handler
 # does (from the generation's `bin/fable-hook` path), and reports in-process timings of the check

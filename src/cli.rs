@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 
 use crate::cmd;
 
-/// Exit code for a usage error (DESIGN section 10).
+/// Exit code for a usage error (the README, "Using it").
 pub const EXIT_USAGE: i32 = 2;
 
 /// Something a subcommand does; returns the process exit code.

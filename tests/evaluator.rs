@@ -1,5 +1,5 @@
 //! Black-box tests of the bundled evaluator (`fable-hook EVENT`, also `fable hook EVENT`) and of
-//! the agent commands (`fable init | evidence | phase | state`), DESIGN section 9 / seed 000.
+//! the agent commands (`fable init | evidence | phase | state`), docs/design.md, "The evaluator" / seed 000.
 //! Every test runs in its own temp HOME / FABLE_HOME with temp project directories.
 
 use std::io::Write;

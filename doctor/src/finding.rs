@@ -30,7 +30,7 @@ impl Severity {
     }
 }
 
-/// One result of one check (DESIGN section 8; `--json` prints these).
+/// One result of one check (docs/design.md, "Doctor"; `--json` prints these).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// Stable identifier of the check, e.g. `source.generation` or `probe.timeout`; the part

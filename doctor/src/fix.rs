@@ -52,138 +52,178 @@ pub fn apply(
     parseable: &[PathBuf],
     lock_wait: Duration,
 ) -> Vec<Finding> {
-    let actions: Vec<&Action> = findings.iter().filter_map(|f| f.action.as_ref()).collect();
-    let mut failures = Vec::new();
+    let mut run = Repairs {
+        home,
+        actions: findings.iter().filter_map(|f| f.action.as_ref()).collect(),
+        profiles,
+        lock_wait,
+        failures: Vec::new(),
+    };
+    run.chmod_dirs();
+    let specs = run.sources_to_converge();
+    let converged = run.converge_sources(specs, parseable);
+    run.converge_git_and_orphans();
+    run.clear_journals(&converged);
+    run.gc();
+    run.failures
+}
 
-    for a in &actions {
-        if let Action::Chmod(dir) = a {
-            if let Err(e) = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)) {
-                fail(
-                    &mut failures,
-                    dir.display().to_string(),
-                    FixError::Io {
+/// One `--fix` pass: the actions to carry out and the repairs that failed so far.
+struct Repairs<'a> {
+    home: &'a FableHome,
+    actions: Vec<&'a Action>,
+    profiles: &'a [Profile],
+    lock_wait: Duration,
+    failures: Vec<Finding>,
+}
+
+impl Repairs<'_> {
+    fn chmod_dirs(&mut self) {
+        for a in &self.actions {
+            if let Action::Chmod(dir) = a {
+                let mode = std::fs::Permissions::from_mode(0o700);
+                if let Err(e) = std::fs::set_permissions(dir, mode) {
+                    let err = FixError::Io {
                         path: dir.clone(),
                         cause: e,
-                    },
+                    };
+                    fail(&mut self.failures, dir.display().to_string(), err);
+                }
+            }
+        }
+    }
+
+    /// The sources to re-sync and re-patch. Damaged generations are re-synced by the install,
+    /// which re-hashes the current generation and replaces a damaged one only once a good copy
+    /// is complete: a failed re-sync leaves it in place (still reported), never a dangling
+    /// `current`.
+    fn sources_to_converge(&mut self) -> Vec<SourceSpec> {
+        let mut specs: Vec<SourceSpec> = Vec::new();
+        for a in &self.actions {
+            let Action::ResyncGeneration { key, .. } = a else {
+                continue;
+            };
+            let spec = self
+                .home
+                .store()
+                .read_record(key)
+                .ok()
+                .flatten()
+                .and_then(|r| crate::checks::resync_spec(key, &r));
+            match spec {
+                Some(spec) => push_unique(&mut specs, spec),
+                None => fail(
+                    &mut self.failures,
+                    key.clone(),
+                    FixError::Other(format!(
+                        "source {key} cannot be re-synced (its checkout is gone); the damaged generation was left in place"
+                    )),
+                ),
+            }
+        }
+        for a in &self.actions {
+            match a {
+                Action::Install(spec) => push_unique(&mut specs, spec.clone()),
+                Action::FinishJournal {
+                    spec: Some(spec), ..
+                } => push_unique(&mut specs, spec.clone()),
+                _ => {}
+            }
+        }
+        specs
+    }
+
+    /// Converges each source; returns those that converged.
+    fn converge_sources(
+        &mut self,
+        specs: Vec<SourceSpec>,
+        parseable: &[PathBuf],
+    ) -> Vec<SourceSpec> {
+        let mut converged = Vec::new();
+        for spec in specs {
+            match converge_source(self.home, &spec, self.profiles, parseable, self.lock_wait) {
+                Ok(()) => converged.push(spec),
+                Err(e) => fail(&mut self.failures, install_command(&spec), e),
+            }
+        }
+        converged
+    }
+
+    fn converge_git_and_orphans(&mut self) {
+        let mut git_keys: Vec<&String> = Vec::new();
+        let mut orphans: Vec<(&PathBuf, &String)> = Vec::new();
+        for a in &self.actions {
+            match a {
+                Action::GitConverge(key) if !git_keys.contains(&key) => git_keys.push(key),
+                Action::RemoveOrphans { path, key } if !orphans.contains(&(path, key)) => {
+                    orphans.push((path, key))
+                }
+                _ => {}
+            }
+        }
+        for key in git_keys {
+            match ops::repair::converge_git(self.home, key, self.lock_wait) {
+                Ok(outcome) => {
+                    for f in outcome.failures {
+                        let subject = format!("{key} {}", f.target.hooks_dir.display());
+                        fail(&mut self.failures, subject, FixError::Other(f.error));
+                    }
+                }
+                Err(e) => fail(&mut self.failures, key.clone(), e.into()),
+            }
+        }
+        for (path, key) in orphans {
+            if let Err(e) = remove_orphans(self.home, self.profiles, path, key, self.lock_wait) {
+                fail(
+                    &mut self.failures,
+                    format!("{} for {key}", path.display()),
+                    e,
                 );
             }
         }
     }
 
-    // Damaged generations are re-synced by the install below, which re-hashes the current
-    // generation and replaces a damaged one only once a good copy is complete: a failed
-    // re-sync leaves it in place (still reported), never a dangling `current`.
-    let mut specs: Vec<SourceSpec> = Vec::new();
-    for a in &actions {
-        let Action::ResyncGeneration { key, .. } = a else {
-            continue;
-        };
-        let spec = home
-            .store()
-            .read_record(key)
-            .ok()
-            .flatten()
-            .and_then(|r| crate::checks::resync_spec(key, &r));
-        match spec {
-            Some(spec) => push_unique(&mut specs, spec),
-            None => fail(
-                &mut failures,
-                key.clone(),
-                FixError::Other(format!(
-                    "source {key} cannot be re-synced (its checkout is gone); the damaged generation was left in place"
-                )),
-            ),
+    /// Journals are removed once the install they describe has been completed again.
+    fn clear_journals(&mut self, converged: &[SourceSpec]) {
+        let all_ok = self.failures.is_empty();
+        let done: Vec<PathBuf> = self
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::FinishJournal { path, spec } => Some((path, spec)),
+                _ => None,
+            })
+            .filter(|(_, spec)| match spec {
+                Some(s) => converged.contains(s),
+                None => all_ok,
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+        if done.is_empty() {
+            return;
         }
-    }
-
-    for a in &actions {
-        match a {
-            Action::Install(spec) => push_unique(&mut specs, spec.clone()),
-            Action::FinishJournal {
-                spec: Some(spec), ..
-            } => push_unique(&mut specs, spec.clone()),
-            _ => {}
-        }
-    }
-    let mut converged: Vec<SourceSpec> = Vec::new();
-    for spec in specs {
-        match converge_source(home, &spec, profiles, parseable, lock_wait) {
-            Ok(()) => converged.push(spec),
-            Err(e) => fail(&mut failures, install_command(&spec), e),
-        }
-    }
-
-    let mut git_keys: Vec<&String> = Vec::new();
-    let mut orphans: Vec<(&PathBuf, &String)> = Vec::new();
-    for a in &actions {
-        match a {
-            Action::GitConverge(key) if !git_keys.contains(&key) => git_keys.push(key),
-            Action::RemoveOrphans { path, key } if !orphans.contains(&(path, key)) => {
-                orphans.push((path, key))
-            }
-            _ => {}
-        }
-    }
-    for key in git_keys {
-        match ops::repair::converge_git(home, key, lock_wait) {
-            Ok(outcome) => {
-                for f in outcome.failures {
-                    fail(
-                        &mut failures,
-                        format!("{key} {}", f.target.hooks_dir.display()),
-                        FixError::Other(f.error),
-                    );
-                }
-            }
-            Err(e) => fail(&mut failures, key.clone(), e.into()),
-        }
-    }
-    for (path, key) in orphans {
-        if let Err(e) = remove_orphans(home, profiles, path, key, lock_wait) {
-            fail(&mut failures, format!("{} for {key}", path.display()), e);
-        }
-    }
-
-    // Journals: removed once the install they describe has been completed again.
-    let all_ok = failures.is_empty();
-    let journals: Vec<(&PathBuf, &Option<SourceSpec>)> = actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::FinishJournal { path, spec } => Some((path, spec)),
-            _ => None,
-        })
-        .collect();
-    let done: Vec<PathBuf> = journals
-        .into_iter()
-        .filter(|(_, spec)| match spec {
-            Some(s) => converged.contains(s),
-            None => all_ok,
-        })
-        .map(|(path, _)| path.clone())
-        .collect();
-    if !done.is_empty() {
-        match ops::repair::clear_journals(home, &done, lock_wait) {
+        match ops::repair::clear_journals(self.home, &done, self.lock_wait) {
             Ok(failed) => {
                 for (path, e) in failed {
-                    fail(&mut failures, path.display().to_string(), e.into());
+                    fail(&mut self.failures, path.display().to_string(), e.into());
                 }
             }
-            Err(e) => fail(
-                &mut failures,
-                home.lock_path().display().to_string(),
-                e.into(),
-            ),
+            Err(e) => {
+                let subject = self.home.lock_path().display().to_string();
+                fail(&mut self.failures, subject, e.into());
+            }
         }
     }
 
-    // GC keeps only current and previous generations: after a failed repair (a source whose
-    // `current` may still dangle) it could delete the one good generation, so it waits.
-    if failures.is_empty() && actions.iter().any(|a| matches!(a, Action::Gc)) {
-        if let Err(e) = ops::gc::gc(home, lock_wait) {
-            fail(&mut failures, "fable gc".into(), e.into());
+    /// GC keeps only current and previous generations: after a failed repair (a source whose
+    /// `current` may still dangle) it could delete the one good generation, so it waits.
+    fn gc(&mut self) {
+        if self.failures.is_empty() && self.actions.iter().any(|a| matches!(a, Action::Gc)) {
+            if let Err(e) = ops::gc::gc(self.home, self.lock_wait) {
+                fail(&mut self.failures, "fable gc".into(), e.into());
+            }
         }
     }
-    failures
 }
 
 /// Records a failed repair.

@@ -1,5 +1,5 @@
 //! `fable doctor`: checks that produce findings, bounded liveness probes of every wired
-//! command, and `--fix`, which converges what the checks found (DESIGN section 8).
+//! command, and `--fix`, which converges what the checks found (docs/design.md, "Doctor").
 //!
 //! A run is: check everything (read-only) → with `--fix`, carry out the findings' actions and
 //! check again, marking what disappeared as `fixed` → probe every wired command (unless

@@ -135,7 +135,7 @@ fn plan_probes(home: &FableHome, profiles: &[Profile]) -> Planned {
     }
 }
 
-/// A command fable registered: `[ -e FILE ] ... || exit 0; COMMAND` (DESIGN section 5).
+/// A command fable registered: `[ -e FILE ] ... || exit 0; COMMAND` (docs/design.md, "Wiring: the settings engine").
 fn is_guarded(command: &str) -> bool {
     command.starts_with("[ -e ") && command.contains(" || exit 0; ")
 }

@@ -1,4 +1,4 @@
-//! `FABLE_HOME` and the paths under it (DESIGN section 3).
+//! `FABLE_HOME` and the paths under it (docs/design.md, "On disk").
 
 use std::path::{Path, PathBuf};
 

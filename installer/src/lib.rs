@@ -1,5 +1,6 @@
-//! Profiles, hosts, the settings patch engine, git plumbing, locks and install orchestration
-//! (DESIGN.md sections 5 and 6).
+//! Profiles, the `$FABLE_HOME` layout, the install lock and journals, the settings engine
+//! ([`settings`]) and the operations the CLI and the doctor call ([`ops`]); git plumbing is the
+//! `fable-git` crate, re-exported as [`git`] (docs/design.md, "Operations and the install lock").
 
 pub mod error;
 pub mod home;

@@ -1,4 +1,4 @@
-//! Process-level benchmark of `fable-hook` (DESIGN section 11), side by side with a Python 3
+//! Process-level benchmark of `fable-hook` (docs/design.md, "Budgets"), side by side with a Python 3
 //! hook doing the same work (`py_hook.py`). Run through `benches/evaluator.sh`, or:
 //!
 //! ```text

@@ -266,7 +266,7 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
 }
 
 /// Parses a payload into a JSON object; anything else (empty, invalid, not an object, cut off
-/// by a bound) is an empty object, as DESIGN section 9 says.
+/// by a bound) is an empty object, as docs/design.md, "The evaluator" says.
 pub fn to_object(p: &Payload) -> serde_json::Map<String, serde_json::Value> {
     match p.end {
         End::Complete | End::Eof => parse_object(&p.bytes),

@@ -1,4 +1,4 @@
-//! The bundled lifecycle-hook evaluator (`fable-hook`), DESIGN section 9 and seed 000.
+//! The bundled lifecycle-hook evaluator (`fable-hook`), docs/design.md, "The evaluator" and seed 000.
 //!
 //! `fable-hook EVENT [--host claude|codex|gemini|cursor]` reads one JSON payload from stdin
 //! within bounds ([`input`]), normalises the host's spelling ([`normalize`]), finds the
@@ -11,7 +11,7 @@
 //! `FABLE_DISABLE=1` is the kill switch (exit 0 at once). `FABLE_HOOK_TEST_PANIC=1` panics on
 //! purpose so that tests can prove the fail-open path.
 //!
-//! Decisions where DESIGN and seed 000 are silent (recorded here so the next person finds them):
+//! Decisions where the design and seed 000 are silent (recorded here so the next person finds them):
 //! - The Stop gate's verification part (fresh evidence and phase `complete`) applies once the
 //!   round did work (`substantial`, or `mutationGeneration > verifiedGeneration`); a project
 //!   that was only opened and read can stop. Open cards and closed cards without evidence

@@ -1,4 +1,4 @@
-//! The deterministic tree hash (DESIGN section 3) and the stat cache that lets the staleness
+//! The deterministic tree hash (docs/design.md, "On disk") and the stat cache that lets the staleness
 //! check re-hash only files whose stat changed, as git's index does.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! Hook source sets, content-addressed tree hashes, the stat cache and immutable generations
-//! (DESIGN.md sections 3 and 4). Everything that decides *what* a hook source is lives here, so
+//! (docs/design.md, "On disk" and "Hook sources and the manifest"). Everything that decides *what* a hook source is lives here, so
 //! that sync, status, doctor, update and the evaluator's staleness nudge can never disagree.
 
 pub mod error;

@@ -1,5 +1,5 @@
 //! The staleness nudge core: is the hook source the running evaluator belongs to still the
-//! one its snapshot was taken from? (DESIGN sections 7 and 9; seed 004 "Merged is not live".)
+//! one its snapshot was taken from? (docs/design.md, "States" and "The evaluator"; seed 004 "Merged is not live".)
 //!
 //! The evaluator runs from `$FABLE_HOME/sources/<key>/gen/<tree-hash>/bin/fable-hook` (its own
 //! executable path, as `std::env::current_exe()` resolves it through the `current` link). From

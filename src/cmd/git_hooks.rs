@@ -1,4 +1,4 @@
-//! `fable install git-hooks` and `fable uninstall git-hooks` (DESIGN sections 6 and 10).
+//! `fable install git-hooks` and `fable uninstall git-hooks` (docs/design.md, "Git hooks" and "the README, "Using it"").
 
 use std::path::PathBuf;
 

@@ -116,12 +116,9 @@ impl Run for InstallArgs {
             }
         }
         for g in &report.git {
-            if g["changed"] == true {
-                let dir = g["hooks_dir"]
-                    .as_str()
-                    .or(g["shim_dir"].as_str())
-                    .unwrap_or("?");
-                println!("git hooks {dir}: updated");
+            if g.changed {
+                let dir = g.hooks_dir.as_ref().unwrap_or(&g.shim_dir);
+                println!("git hooks {}: updated", dir.display());
             }
         }
         for f in &report.git_failures {

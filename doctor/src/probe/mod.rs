@@ -3,7 +3,7 @@
 //!
 //! "Merged is not live": a profile can name a hook correctly and the hook can still crash, hang
 //! or print garbage on its first real payload. [`run_probes`] runs each [`ProbeSpec`] once and
-//! reports a [`ProbeResult`], with these guarantees (see also `doctor/PROBES.md`):
+//! reports a [`ProbeResult`], with these guarantees (see also `docs/PROBES.md`):
 //!
 //! - **Isolation**: each probe runs as `/bin/sh -c COMMAND` in a fresh scratch directory of its
 //!   own under [`ProbeOptions::scratch_dir`]; the synthetic payload, `PWD` and the hosts'

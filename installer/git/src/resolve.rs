@@ -1,4 +1,4 @@
-//! Resolution of a repository's **effective hooks directory** with gix (DESIGN section 6):
+//! Resolution of a repository's **effective hooks directory** with gix (docs/design.md, "Git hooks"):
 //! `core.hooksPath` when set (interpolated; a relative value is relative to the worktree root,
 //! or to the git directory of a bare repository; an empty value is refused), else
 //! `<common dir>/hooks`. `.git` is never assumed to be a directory: primary checkouts, linked

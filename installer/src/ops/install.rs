@@ -40,7 +40,7 @@ pub struct InstallReport {
     pub dry_run: bool,
     pub sources: Vec<Synced>,
     pub profiles: Vec<ProfileReport>,
-    pub git: Vec<serde_json::Value>,
+    pub git: Vec<crate::git::GitReport>,
     /// Git targets that could not be converged (each names the repository and the reason).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub git_failures: Vec<String>,
@@ -83,11 +83,7 @@ impl Plan {
             dry_run,
             sources: vec![synced],
             profiles: self.plans.iter().map(ProfilePlan::report).collect(),
-            git: git
-                .reports
-                .iter()
-                .filter_map(|r| serde_json::to_value(r).ok())
-                .collect(),
+            git: git.reports.clone(),
             git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
             plans: self.plans,
         }

@@ -1,4 +1,4 @@
-//! Classifying sources into the four states of DESIGN section 7, evaluated in order:
+//! Classifying sources into the four states of docs/design.md, "States", evaluated in order:
 //! `never_migrated`, `half_applied`, `stale_but_stable`, `current`.
 
 use std::path::{Path, PathBuf};

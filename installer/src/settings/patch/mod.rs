@@ -1,4 +1,4 @@
-//! The settings patch engine (DESIGN section 5), one for every JSON host.
+//! The settings patch engine (docs/design.md, "Wiring: the settings engine"), one for every JSON host.
 //!
 //! It plans the change from a file's current content to the desired state of one source's
 //! entries as typed [`Edit`]s, renders them as an RFC 6902 JSON Patch (for `--dry-run` and the
