@@ -161,7 +161,7 @@ impl Manifest {
             if !source_set.contains(rel.as_str()) && !is_dir_prefix {
                 return Err(Error::InvalidManifest {
                     path: path.to_path_buf(),
-                    message: format!("a command references {rel:?}, which is not in the source set (missing, ignored or excluded)"),
+                    message: format!("a command references {rel:?}, which is not in the source set (missing, or excluded in fable.toml)"),
                 });
             }
         }

@@ -17,16 +17,29 @@ pub const MANIFEST_PATH: &str = "hooks/hooks.json";
 /// The optional per-source configuration file.
 pub const CONFIG_FILE: &str = "fable.toml";
 
-/// Names never part of a source set, wherever they appear.
+/// Names never part of a source set, wherever they appear: version control, caches, editor
+/// and OS junk, and a project's own lifecycle state (`.fable/`, which changes on every tool
+/// call and would make the source stale forever).
 const JUNK_NAMES: &[&str] = &[
     ".git",
-    "tests",
+    ".hg",
+    ".svn",
+    ".jj",
+    ".fable",
     "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
     ".DS_Store",
     "Thumbs.db",
     ".idea",
     ".vscode",
 ];
+
+/// The most files a source set may hold: a plugin root is copied whole, so a checkout that
+/// holds far more than hooks (a monorepo, a home directory) is refused rather than copied.
+pub const MAX_FILES: usize = 20_000;
+/// The most bytes a source set may hold (see [`MAX_FILES`]).
+pub const MAX_BYTES: u64 = 512 * 1024 * 1024;
 /// File-name suffixes never part of a source set (compiled Python, editor backups and swaps).
 const JUNK_SUFFIXES: &[&str] = &[".pyc", ".pyo", "~", ".swp", ".swo", ".orig", ".rej"];
 
@@ -59,9 +72,6 @@ pub struct SourceConfig {
     pub hosts: BTreeMap<String, HostOverride>,
 }
 
-/// Host names a `[hosts.NAME]` table may use.
-pub const HOST_NAMES: &[&str] = &["claude", "codex", "gemini", "cursor"];
-
 /// `[hosts.NAME]` in `fable.toml`: how this source is wired into one host.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -89,12 +99,12 @@ impl SourceConfig {
             message: e.to_string(),
         })?;
         for name in cfg.hosts.keys() {
-            if !HOST_NAMES.contains(&name.as_str()) {
+            if !fable_hosts::Host::ALL.iter().any(|h| h.name() == name) {
                 return Err(Error::InvalidConfig {
                     path,
                     message: format!(
                         "[hosts.{name}]: unknown host (expected one of {})",
-                        HOST_NAMES.join(", ")
+                        fable_hosts::Host::names()
                     ),
                 });
             }
@@ -130,10 +140,12 @@ fn is_junk(name: &str) -> bool {
         || name.starts_with(".#")
 }
 
-/// Lists the source set of the checkout at `root` (a real path): the manifest's directory
-/// recursively plus `include`s, minus `.git`, `tests/`, caches, editor/OS junk, `exclude`
-/// patterns and git-ignored files, sorted by relative path. A symlink is followed only when
-/// its target stays inside the source; otherwise this fails and names it.
+/// Lists the source set of the checkout at `root` (a real path): the whole plugin root (the
+/// directory holding `hooks/hooks.json`), minus version control, caches, editor/OS junk and
+/// the `exclude` patterns of `fable.toml`, sorted by relative path. A plugin's `.gitignore`
+/// decides nothing (a built `dist/` is often ignored and still needed at run time). A symlink
+/// is followed only when its target stays inside the source; otherwise this fails and names
+/// it. A set over [`MAX_FILES`] or [`MAX_BYTES`] is refused, naming its largest directories.
 pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile>> {
     if !root.join(MANIFEST_PATH).is_file() {
         return Err(Error::NoManifest {
@@ -141,28 +153,9 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
         });
     }
     let real_root = root.canonicalize().at(root)?;
-    let mut excludes = ignore::gitignore::GitignoreBuilder::new(&real_root);
-    for pat in &config.exclude {
-        excludes
-            .add_line(None, pat)
-            .map_err(|e| Error::InvalidConfig {
-                path: real_root.join(CONFIG_FILE),
-                message: format!("exclude {pat:?}: {e}"),
-            })?;
-    }
-    let excludes = excludes.build().map_err(|e| Error::InvalidConfig {
-        path: real_root.join(CONFIG_FILE),
-        message: e.to_string(),
-    })?;
-
-    let mut tops: Vec<String> = vec![MANIFEST_DIR.to_string()];
-    tops.extend(
-        config
-            .include
-            .iter()
-            .map(|s| s.trim_end_matches('/').to_string()),
-    );
-    for top in &tops {
+    let excludes = exclude_matcher(&real_root, config)?;
+    for top in &config.include {
+        let top = top.trim_end_matches('/');
         if std::fs::symlink_metadata(real_root.join(top)).is_err() {
             return Err(Error::InvalidConfig {
                 path: real_root.join(CONFIG_FILE),
@@ -170,45 +163,25 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
             });
         }
     }
-    let top_paths: Vec<PathBuf> = tops.iter().map(PathBuf::from).collect();
-    // One walk from the source root: its own `.gitignore` files (and `.git/info/exclude`)
-    // apply, but none above it — an ignore file in a parent directory (a dotfiles `$HOME`, an
-    // enclosing repository) must not silently drop files from the snapshot.
-    let filter_root = real_root.clone();
-    let filter_tops = top_paths.clone();
     let walker = ignore::WalkBuilder::new(&real_root)
         .standard_filters(false)
         .hidden(false)
         .parents(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .ignore(false)
         .follow_links(true)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |e| {
-            if is_junk(&e.file_name().to_string_lossy()) && e.depth() > 0 {
-                return false;
-            }
-            let rel = e.path().strip_prefix(&filter_root).unwrap_or(e.path());
-            filter_tops
-                .iter()
-                .any(|t| rel.starts_with(t) || t.starts_with(rel))
-        })
+        .filter_entry(|e| e.depth() == 0 || !is_junk(&e.file_name().to_string_lossy()))
         .build();
     let mut out: Vec<SourceFile> = Vec::new();
+    let mut budget = Budget::default();
     for entry in walker {
         let entry = entry.map_err(|e| walk_error(&real_root, e))?;
         let path = entry.path();
         let rel_path = path.strip_prefix(&real_root).unwrap_or(path);
         let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if !top_paths.iter().any(|t| rel_path.starts_with(t)) {
-            continue;
-        }
-        if excludes
-            .matched_path_or_any_parents(rel_path, is_dir)
-            .is_ignore()
+        if rel_path.as_os_str().is_empty()
+            || excludes
+                .matched_path_or_any_parents(rel_path, is_dir)
+                .is_ignore()
         {
             continue;
         }
@@ -236,6 +209,7 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
                 message: "file name is not UTF-8; rename it (snapshots keep names exactly)".into(),
             });
         };
+        budget.add(rel, md.len(), &real_root)?;
         use std::os::unix::fs::PermissionsExt;
         out.push(SourceFile {
             rel: rel.to_string(),
@@ -243,27 +217,68 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
             executable: md.permissions().mode() & 0o111 != 0,
         });
     }
-    // The source's own configuration is part of what it is (it changes how it is wired).
-    let cfg_path = real_root.join(CONFIG_FILE);
-    if let Ok(md) = std::fs::metadata(&cfg_path) {
-        let resolved = cfg_path.canonicalize().at(&cfg_path)?;
-        if !resolved.starts_with(&real_root) {
-            return Err(Error::SymlinkEscapes {
-                path: cfg_path,
-                target: resolved,
-            });
-        }
-        if md.is_file() {
-            out.push(SourceFile {
-                rel: CONFIG_FILE.to_string(),
-                content: Content::Path(cfg_path),
-                executable: false,
-            });
-        }
-    }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.dedup_by(|a, b| a.rel == b.rel);
     Ok(out)
+}
+
+/// The `exclude` patterns of `fable.toml`, gitignore-style, relative to the source root.
+fn exclude_matcher(
+    real_root: &Path,
+    config: &SourceConfig,
+) -> Result<ignore::gitignore::Gitignore> {
+    let mut excludes = ignore::gitignore::GitignoreBuilder::new(real_root);
+    for pat in &config.exclude {
+        excludes
+            .add_line(None, pat)
+            .map_err(|e| Error::InvalidConfig {
+                path: real_root.join(CONFIG_FILE),
+                message: format!("exclude {pat:?}: {e}"),
+            })?;
+    }
+    excludes.build().map_err(|e| Error::InvalidConfig {
+        path: real_root.join(CONFIG_FILE),
+        message: e.to_string(),
+    })
+}
+
+/// Counts files and bytes against [`MAX_FILES`] / [`MAX_BYTES`], by top-level directory, so
+/// that a refusal can say what to exclude.
+#[derive(Default)]
+struct Budget {
+    files: usize,
+    bytes: u64,
+    by_top: BTreeMap<String, (usize, u64)>,
+}
+
+impl Budget {
+    fn add(&mut self, rel: &str, len: u64, root: &Path) -> Result<()> {
+        self.files += 1;
+        self.bytes = self.bytes.saturating_add(len);
+        let top = rel.split('/').next().unwrap_or(rel).to_string();
+        let slot = self.by_top.entry(top).or_default();
+        slot.0 += 1;
+        slot.1 = slot.1.saturating_add(len);
+        if self.files <= MAX_FILES && self.bytes <= MAX_BYTES {
+            return Ok(());
+        }
+        let mut tops: Vec<(&String, &(usize, u64))> = self.by_top.iter().collect();
+        tops.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)));
+        let largest: Vec<String> = tops
+            .iter()
+            .take(5)
+            .map(|(t, (n, b))| format!("{t} ({n} files, {} KiB)", b / 1024))
+            .collect();
+        Err(Error::Corrupt {
+            path: root.to_path_buf(),
+            message: format!(
+                "the source set is larger than fable copies ({MAX_FILES} files or {} MiB); largest parts so far: {}. Exclude what the hooks do not need in fable.toml, e.g. exclude = [\"{}/\"]",
+                MAX_BYTES / (1024 * 1024),
+                largest.join(", "),
+                tops.first().map_or("docs", |t| t.0.as_str())
+            ),
+        })
+    }
 }
 
 fn walk_error(start: &Path, e: ignore::Error) -> Error {
@@ -295,7 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn selects_hooks_and_includes_minus_junk_and_ignored() {
+    fn selects_the_whole_root_minus_junk_and_excludes() {
         let d = tempfile::tempdir().unwrap();
         let r = d.path();
         touch(&r.join("hooks/hooks.json"), "{}");
@@ -314,9 +329,18 @@ mod tests {
             ..Default::default()
         };
         let files = source_paths(r, &cfg).unwrap();
+        // `.gitignore` decides nothing; `tests/` and `README.md` are part of the plugin.
         assert_eq!(
             rels(&files),
-            ["hooks/guard.py", "hooks/hooks.json", "lib/util.sh"]
+            [
+                ".gitignore",
+                "README.md",
+                "hooks/guard.py",
+                "hooks/hooks.json",
+                "hooks/local.log",
+                "hooks/tests/test_guard.py",
+                "lib/util.sh"
+            ]
         );
     }
 
@@ -328,7 +352,10 @@ mod tests {
         touch(&r.join("shared/x.sh"), "echo");
         std::os::unix::fs::symlink("../shared/x.sh", r.join("hooks/x.sh")).unwrap();
         let files = source_paths(&r, &SourceConfig::default()).unwrap();
-        assert_eq!(rels(&files), ["hooks/hooks.json", "hooks/x.sh"]);
+        assert_eq!(
+            rels(&files),
+            ["hooks/hooks.json", "hooks/x.sh", "shared/x.sh"]
+        );
         touch(&d.path().join("outside.sh"), "echo");
         std::os::unix::fs::symlink(d.path().join("outside.sh"), r.join("hooks/bad.sh")).unwrap();
         let err = source_paths(&r, &SourceConfig::default())
@@ -345,7 +372,10 @@ mod tests {
         touch(&r.join("shared/lib/a.sh"), "echo");
         std::os::unix::fs::symlink("../shared/lib", r.join("hooks/lib")).unwrap();
         let files = source_paths(&r, &SourceConfig::default()).unwrap();
-        assert_eq!(rels(&files), ["hooks/hooks.json", "hooks/lib/a.sh"]);
+        assert_eq!(
+            rels(&files),
+            ["hooks/hooks.json", "hooks/lib/a.sh", "shared/lib/a.sh"]
+        );
         touch(&d.path().join("elsewhere/b.sh"), "echo");
         std::os::unix::fs::symlink(d.path().join("elsewhere"), r.join("hooks/ext")).unwrap();
         let err = source_paths(&r, &SourceConfig::default())
@@ -366,7 +396,53 @@ mod tests {
         let files = source_paths(&r, &SourceConfig::default()).unwrap();
         assert_eq!(
             rels(&files),
-            ["hooks/data.cfg", "hooks/hooks.json", "hooks/sub/.gitignore"]
+            [
+                "hooks/data.cfg",
+                "hooks/hooks.json",
+                "hooks/sub/.gitignore",
+                "hooks/sub/local.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn sibling_directories_of_a_plugin_are_part_of_it() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        touch(&r.join("hooks/hooks.json"), "{}");
+        touch(&r.join("scripts/run.sh"), "x");
+        touch(&r.join("dist/index.js"), "x");
+        touch(&r.join(".gitignore"), "dist/\n");
+        touch(&r.join(".claude-plugin/plugin.json"), "{}");
+        touch(&r.join(".git/HEAD"), "x");
+        touch(&r.join(".fable/state.json"), "{}");
+        touch(&r.join("core/__pycache__/m.cpython-311.pyc"), "x");
+        touch(&r.join("core/m.py"), "x");
+        let files = source_paths(r, &SourceConfig::default()).unwrap();
+        assert_eq!(
+            rels(&files),
+            [
+                ".claude-plugin/plugin.json",
+                ".gitignore",
+                "core/m.py",
+                "dist/index.js",
+                "hooks/hooks.json",
+                "scripts/run.sh"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_oversized_source_is_refused_naming_what_to_exclude() {
+        let mut b = Budget::default();
+        let root = Path::new("/src");
+        for i in 0..MAX_FILES {
+            b.add(&format!("docs/{i}.md"), 1, root).unwrap();
+        }
+        let err = b.add("hooks/x.sh", 1, root).unwrap_err().to_string();
+        assert!(
+            err.contains("docs (20000 files") && err.contains("exclude = [\"docs/\"]"),
+            "{err}"
         );
     }
 

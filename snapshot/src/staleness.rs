@@ -111,8 +111,7 @@ pub fn nudge_for(exe: &Path) -> Option<String> {
 /// the source set — `None` (use the full check) unless the set of files provably did not
 /// change. Every cached file is stat'ed; one whose stat changed is re-hashed (in place edits
 /// stay fast). The set is unchanged when every cached file still exists and no directory
-/// holding one (nor the source root's `fable.toml`, `.gitignore`, `.git/info/exclude`, which
-/// shape the set) was modified since the sync: adding, removing or renaming a file changes
+/// holding one (nor the source root's `fable.toml`, which shapes the set) was modified since the sync: adding, removing or renaming a file changes
 /// its directory's mtime. The cache's relative paths are trusted only when the cached hashes
 /// reproduce the recorded tree hash (not so after a rollback, or with symlinks in the source,
 /// whose cache key is the link's target). A file added to a directory that holds no file of
@@ -180,11 +179,7 @@ fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
             return None;
         }
     }
-    for extra in [
-        crate::source_set::CONFIG_FILE,
-        ".gitignore",
-        ".git/info/exclude",
-    ] {
+    for extra in [crate::source_set::CONFIG_FILE] {
         match std::fs::metadata(root.join(extra)) {
             Ok(md) if modified_since_sync(&md) => return None,
             Ok(_) => {}
