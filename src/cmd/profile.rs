@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use fable_hosts::Host;
-use fable_installer::config::{Config, RegisteredProfile};
+use fable_installer::config::RegisteredProfile;
+use fable_installer::ops;
+use fable_installer::profiles::Origin;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
@@ -45,38 +47,34 @@ fn absolute(dir: PathBuf) -> anyhow::Result<PathBuf> {
 impl Run for ProfileCommand {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
+        let wait = fable_installer::lock::DEFAULT_WAIT;
         match self {
             ProfileCommand::List { json } => {
-                let profiles = fable_installer::profiles::discover(&home)?;
-                let states = fable_installer::ops::status::profile_states(&home, &profiles)?;
+                let listing = ops::profile::list(&home)?;
                 if json {
-                    let list: Vec<_> = profiles
-                        .iter()
-                        .zip(&states)
-                        .map(|(p, s)| serde_json::json!({"host": p.host, "dir": p.dir, "path": p.path, "origin": p.origin, "state": s}))
-                        .collect();
-                    render::print_json(&serde_json::json!({ "profiles": list }))?;
+                    render::print_json(&serde_json::json!({ "profiles": listing }))?;
                 } else {
-                    for (p, s) in profiles.iter().zip(&states) {
-                        let origin = serde_json::to_value(p.origin)?;
+                    for p in &listing {
+                        let origin = match p.origin {
+                            Origin::Default => "default",
+                            Origin::Registered => "registered",
+                        };
                         println!(
-                            "{:<7} {}  {s}  ({})",
+                            "{:<7} {}  {}  ({origin})",
                             p.host.name(),
                             p.path.display(),
-                            origin.as_str().unwrap_or("")
+                            p.state
                         );
                     }
                 }
             }
             ProfileCommand::Add { host, dir } => {
                 let dir = absolute(dir)?;
-                home.ensure()?;
-                let mut cfg = Config::load(&home.config_path())?;
-                if cfg.add_profile(&RegisteredProfile {
+                let profile = RegisteredProfile {
                     host,
                     dir: dir.clone(),
-                })? {
-                    cfg.save()?;
+                };
+                if ops::profile::add(&home, &profile, wait)? {
                     println!("added {host} profile {}", dir.display());
                 } else {
                     println!("{host} profile {} is already registered", dir.display());
@@ -84,19 +82,17 @@ impl Run for ProfileCommand {
             }
             ProfileCommand::Remove { host, dir } => {
                 let dir = absolute(dir)?;
-                let mut cfg = Config::load(&home.config_path())?;
-                if cfg.remove_profile(&RegisteredProfile {
+                let profile = RegisteredProfile {
                     host,
                     dir: dir.clone(),
-                })? {
-                    cfg.save()?;
-                    println!("removed {host} profile {}", dir.display());
-                } else {
+                };
+                if !ops::profile::remove(&home, &profile, wait)? {
                     anyhow::bail!(
                         "{host} profile {} is not registered (see `fable profile list`)",
                         dir.display()
                     );
                 }
+                println!("removed {host} profile {}", dir.display());
             }
         }
         Ok(0)

@@ -5,6 +5,7 @@
 pub mod gc;
 pub mod git_hooks;
 pub mod install;
+pub mod profile;
 pub mod repair;
 pub mod resync;
 pub mod rollback;
