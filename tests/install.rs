@@ -1013,3 +1013,51 @@ fn an_unparseable_profile_is_skipped_and_the_others_installed() {
         claude
     );
 }
+
+/// A profile that turns unparseable between planning and writing is skipped there too: the
+/// other profiles are written, the journal is finished, and the exit code says so.
+#[test]
+fn a_profile_broken_while_an_install_runs_is_skipped_and_the_others_written() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"sonnet\"}\n");
+    let gemini = env.home.join(".gemini/settings.json");
+    write(&gemini, "{}\n");
+    let child = env
+        .fable()
+        .env("FABLE_TEST_PAUSE_AT", "after-source")
+        .env("FABLE_TEST_PAUSE_SECS", "2")
+        .args([Path::new("install").as_os_str(), src.as_os_str()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !env.fable_home.join("journal").is_dir()
+        || std::fs::read_dir(env.fable_home.join("journal"))
+            .unwrap()
+            .next()
+            .is_none()
+    {
+        assert!(start.elapsed().as_secs() < 30, "install never paused");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let broken = "{\"model\": \"opus\",,}\n";
+    write(&env.claude_settings(), broken);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}:1:", env.claude_settings().display())),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        broken
+    );
+    assert_eq!(commands(&settings_value(&gemini)).len(), 2);
+    let journals: Vec<_> = std::fs::read_dir(env.fable_home.join("journal"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(journals.is_empty(), "the install finished: {journals:?}");
+}
