@@ -41,6 +41,23 @@ impl Syntax {
     }
 }
 
+impl Syntax {
+    /// A parse error's message without serde's position suffix (the error names the
+    /// position), saying so when `text` has comments but this syntax is strict JSON.
+    pub fn error_message(self, e: &serde_json::Error, text: &str) -> String {
+        let mut message = e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if self == Syntax::Json && Syntax::JsonWithComments.parse_value(text).is_ok() {
+            message.push_str(" (a comment: this host reads strict JSON, without comments)");
+        }
+        message
+    }
+}
+
 /// `text` with every comment outside strings replaced by spaces (line breaks kept), as
 /// strip-json-comments does with its default `whitespace: true`.
 pub fn blank_comments(text: &str) -> String {

@@ -165,7 +165,7 @@ impl Document {
             path: path.to_path_buf(),
             line: e.line(),
             column: e.column(),
-            message: parse_message(&e, syntax, &text),
+            message: syntax.error_message(&e, &text),
         })?;
         if !value.is_object() {
             return Err(Error::Invalid {
@@ -180,21 +180,6 @@ impl Document {
             syntax,
         })
     }
-}
-
-/// A parse error's message without serde's position suffix (the error names the position),
-/// saying so when the file would parse with comments allowed but the host reads strict JSON.
-fn parse_message(e: &serde_json::Error, syntax: Syntax, text: &str) -> String {
-    let mut message = e
-        .to_string()
-        .split(" at line ")
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    if syntax == Syntax::Json && Syntax::JsonWithComments.parse_value(text).is_ok() {
-        message.push_str(" (a comment: this host reads strict JSON, without comments)");
-    }
-    message
 }
 
 /// Plans the edits that make `doc` hold exactly `desired` for the source `own` identifies,
