@@ -1137,3 +1137,221 @@ fn a_job_that_escapes_the_probe_group_with_setsid_is_killed_too() {
     let left = live_processes_with(&marker);
     assert!(left.is_empty(), "escaped job survived the doctor: {left:?}");
 }
+
+/// Findings with this id whose subject mentions `part`.
+fn about(report: &Value, id: &str, part: &str) -> Vec<Value> {
+    findings(report)
+        .into_iter()
+        .filter(|f| f["id"] == id && f["subject"].as_str().unwrap().contains(part))
+        .collect()
+}
+
+/// Gemini CLI runs the hooks of `settings.json` only in a trusted folder, and folder trust is
+/// on unless `security.folderTrust.enabled` is false: a warning naming trustedFolders.json.
+#[test]
+fn gemini_folder_trust_is_a_warning_naming_the_trusted_folders_file() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let gemini = env.home.join(".gemini/settings.json");
+    write(
+        &gemini,
+        "{\n  // comments are fine in Gemini's settings\n  \"theme\": \"dark\"\n}\n",
+    );
+    install(&env, &src);
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        about(&report, "profile.parse", ".gemini")[0]["severity"] == "ok",
+        "{report:#}"
+    );
+    let trust = open(&report, "profile.folder_trust", "warn");
+    assert_eq!(trust.len(), 1, "{report:#}");
+    let file = env.home.join(".gemini/trustedFolders.json");
+    let fix = trust[0]["fix"].as_str().unwrap();
+    assert!(fix.contains(&file.display().to_string()), "{fix}");
+    assert!(fix.contains("TRUST_FOLDER"), "{fix}");
+    assert!(fix.contains("folderTrust"), "{fix}");
+
+    // GEMINI_CLI_TRUSTED_FOLDERS_PATH moves the file; a broken one stops Gemini altogether.
+    let moved = env.root().join("trust.json");
+    write(&moved, "{\"/work\": \"TRUST_EVERYTHING\"}");
+    let out = env
+        .fable()
+        .env("GEMINI_CLI_TRUSTED_FOLDERS_PATH", &moved)
+        .args(["doctor", "--json", "--no-probe"])
+        .output()
+        .unwrap();
+    let report = report_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let bad = open(&report, "profile.trusted_folders", "error");
+    assert_eq!(bad.len(), 1, "{report:#}");
+    assert!(
+        bad[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("TRUST_EVERYTHING"),
+        "{report:#}"
+    );
+    assert!(
+        bad[0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains(&moved.display().to_string()),
+        "{report:#}"
+    );
+
+    // Folder trust switched off: nothing to warn about.
+    write(
+        &gemini,
+        "{\"security\": {\"folderTrust\": {\"enabled\": false}}}\n",
+    );
+    install(&env, &src);
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        open(&report, "profile.folder_trust", "warn").is_empty(),
+        "{report:#}"
+    );
+}
+
+/// `hooksConfig.enabled: false` switches every Gemini hook off, and a fable entry's name in
+/// `hooksConfig.disabled` switches that entry off: both errors, left to the user by --fix.
+#[test]
+fn gemini_hooks_switched_off_by_hooks_config_are_errors() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let gemini = env.home.join(".gemini/settings.json");
+    write(&gemini, "{}\n");
+    install(&env, &src);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&gemini).unwrap()).unwrap();
+    let name = v["hooks"]["BeforeTool"][0]["hooks"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(name.starts_with("fable-"), "{name}");
+    let mut off = v.clone();
+    off["hooksConfig"] = json!({"enabled": false, "disabled": [name, "someone-elses"]});
+    write(&gemini, &serde_json::to_string_pretty(&off).unwrap());
+    let before = std::fs::read(&gemini).unwrap();
+    let (code, report) = doctor(&env, &["--fix", "--no-probe"]);
+    assert_eq!(code, 1, "{report:#}");
+    let all = open(&report, "profile.hooks_disabled", "error");
+    assert_eq!(all.len(), 1, "{report:#}");
+    assert!(
+        all[0]["message"].as_str().unwrap().contains("hooksConfig"),
+        "{report:#}"
+    );
+    assert!(
+        all[0]["fix"].as_str().unwrap().contains("\"enabled\""),
+        "{report:#}"
+    );
+    let one = open(&report, "profile.entry_disabled", "error");
+    assert_eq!(
+        one.len(),
+        1,
+        "only fable's entry, not someone else's: {report:#}"
+    );
+    assert!(
+        one[0]["message"].as_str().unwrap().contains(&name),
+        "{report:#}"
+    );
+    assert!(
+        one[0]["fix"].as_str().unwrap().contains(&name),
+        "{report:#}"
+    );
+    assert_eq!(
+        std::fs::read(&gemini).unwrap(),
+        before,
+        "the user's switches are theirs"
+    );
+}
+
+/// Cursor treats a permission hook that exits 0 with empty or non-JSON stdout as invalid and
+/// blocks the action: the probe says so, for any wired command.
+#[test]
+fn a_cursor_permission_hook_printing_nothing_is_an_error() {
+    let env = TestEnv::new();
+    let script = env.root().join("silent-hook.sh");
+    write(&script, "#!/bin/sh\ncat >/dev/null\nexit 0\n");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let silent = script.display().to_string();
+    write(
+        &env.home.join(".cursor/hooks.json"),
+        &json!({"version": 1, "hooks": {
+            "beforeShellExecution": [{"command": silent.clone()}],
+            "preToolUse": [{"command": "cat >/dev/null; echo not-json"}],
+            "beforeMCPExecution": [{"command": "cat >/dev/null; echo '{\"permission\":\"allow\"}'"}],
+            "afterFileEdit": [{"command": silent.clone()}]
+        }})
+        .to_string(),
+    );
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let errs = open(&report, "probe.permission", "error");
+    assert_eq!(errs.len(), 2, "{report:#}");
+    for event in ["beforeShellExecution", "preToolUse"] {
+        let e = errs
+            .iter()
+            .find(|f| f["subject"].as_str().unwrap().contains(event))
+            .unwrap_or_else(|| panic!("{event}: {report:#}"));
+        assert!(e["message"].as_str().unwrap().contains("blocks"), "{e:#}");
+        assert!(
+            e["fix"]
+                .as_str()
+                .unwrap()
+                .contains("{\"permission\":\"allow\"}"),
+            "{e:#}"
+        );
+    }
+    // A permission hook that answers, and a non-permission event printing nothing, are fine.
+    assert_eq!(
+        about(&report, "probe.ok", "beforeMCPExecution").len(),
+        1,
+        "{report:#}"
+    );
+    assert_eq!(
+        about(&report, "probe.ok", "afterFileEdit").len(),
+        1,
+        "{report:#}"
+    );
+}
+
+/// The acceptance of the issue: a sandbox whose Gemini profile runs in untrusted folders and
+/// whose Cursor permission hook prints nothing; the doctor reports both with their fixes.
+#[test]
+fn doctor_reports_gemini_folder_trust_and_a_silent_cursor_permission_hook() {
+    let env = TestEnv::new();
+    write(
+        &env.home.join(".gemini/settings.json"),
+        "{\n  // folder trust on (the default); no trustedFolders.json\n  \"security\": {\"folderTrust\": {\"enabled\": true}}\n}\n",
+    );
+    write(
+        &env.home.join(".cursor/hooks.json"),
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "cat >/dev/null"}]}})
+            .to_string(),
+    );
+    let src = make_source(&env, "plugin");
+    install(&env, &src);
+    let (code, report) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let trust = open(&report, "profile.folder_trust", "warn");
+    assert_eq!(trust.len(), 1, "{report:#}");
+    assert!(trust[0]["fix"]
+        .as_str()
+        .unwrap()
+        .contains("trustedFolders.json"));
+    let silent = open(&report, "probe.permission", "error");
+    assert_eq!(silent.len(), 1, "{report:#}");
+    assert!(silent[0]["subject"]
+        .as_str()
+        .unwrap()
+        .starts_with("cursor beforeShellExecution"));
+    assert!(silent[0]["fix"].as_str().is_some());
+    // The human report shows both, with their fixes.
+    let out = env.fable().arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("trustedFolders.json") && text.contains("permission"),
+        "{text}"
+    );
+}

@@ -906,3 +906,158 @@ fn uninstall_keeps_empty_lists_the_user_wrote() {
         serde_json::from_str::<Value>(original).unwrap()
     );
 }
+
+/// Gemini CLI reads `settings.json` through strip-json-comments then `JSON.parse`: `//` and
+/// `/* */` comments are fine (and kept by fable), a trailing comma is not.
+#[test]
+fn gemini_settings_with_comments_are_wired_keeping_the_comments() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let gemini = env.home.join(".gemini/settings.json");
+    let original = "{\n  // my theme\n  \"theme\": \"dark\", /* inline */\n  \"model\": {\"name\": \"gemini-2.5-pro\"} // trailing\n}\n";
+    write(&gemini, original);
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let after = std::fs::read_to_string(&gemini).unwrap();
+    for kept in [
+        "// my theme",
+        "/* inline */",
+        "// trailing",
+        "\"theme\": \"dark\"",
+    ] {
+        assert!(after.contains(kept), "{kept:?} lost:\n{after}");
+    }
+    assert!(
+        after.contains("x.py\\\" pre") || after.contains("x.py"),
+        "{after}"
+    );
+    let again = env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert!(again.contains("everything is current"), "{again}");
+    assert_eq!(std::fs::read_to_string(&gemini).unwrap(), after);
+    assert_eq!(state_of(&env, &src), "current");
+    env.ok([Path::new("uninstall").as_os_str(), src.as_os_str()]);
+    let removed = std::fs::read_to_string(&gemini).unwrap();
+    assert!(
+        removed.contains("// my theme") && !removed.contains("x.py"),
+        "{removed}"
+    );
+
+    // Gemini's JSON.parse refuses a trailing comma, so fable does too.
+    write(&gemini, "{\n  // c\n  \"theme\": \"dark\",\n}\n");
+    let out = env.run([
+        Path::new("install").as_os_str(),
+        src.as_os_str(),
+        "--host".as_ref(),
+        "gemini".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}:4:", gemini.display())), "{err}");
+}
+
+/// One unparseable profile is reported and skipped; the others are installed and the exit
+/// code says so. Claude Code's settings stay strict JSON: a comment there is a parse error.
+#[test]
+fn an_unparseable_profile_is_skipped_and_the_others_installed() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    let claude = "{\n  // not JSON\n  \"model\": \"opus\"\n}\n";
+    write(&env.claude_settings(), claude);
+    let gemini = env.home.join(".gemini/settings.json");
+    write(&gemini, "{\"theme\": \"dark\"}\n");
+    let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:2:", env.claude_settings().display())),
+        "{err}"
+    );
+    assert!(err.contains("skipped"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        claude
+    );
+    assert_eq!(commands(&settings_value(&gemini)).len(), 2);
+
+    let out = env.run([
+        Path::new("install").as_os_str(),
+        src.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped = v["skipped_profiles"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{v}");
+    assert_eq!(skipped[0]["host"], "claude");
+    assert_eq!(
+        skipped[0]["path"],
+        env.claude_settings().display().to_string()
+    );
+    assert!(
+        skipped[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{}:2:", env.claude_settings().display())),
+        "{v}"
+    );
+    assert!(
+        skipped[0]["fix"].as_str().unwrap().contains("by hand"),
+        "{v}"
+    );
+    assert!(v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["host"] == "gemini"));
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        claude
+    );
+}
+
+/// A profile that turns unparseable between planning and writing is skipped there too: the
+/// other profiles are written, the journal is finished, and the exit code says so.
+#[test]
+fn a_profile_broken_while_an_install_runs_is_skipped_and_the_others_written() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{\"model\": \"sonnet\"}\n");
+    let gemini = env.home.join(".gemini/settings.json");
+    write(&gemini, "{}\n");
+    let child = env
+        .fable()
+        .env("FABLE_TEST_PAUSE_AT", "after-source")
+        .env("FABLE_TEST_PAUSE_SECS", "2")
+        .args([Path::new("install").as_os_str(), src.as_os_str()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !env.fable_home.join("journal").is_dir()
+        || std::fs::read_dir(env.fable_home.join("journal"))
+            .unwrap()
+            .next()
+            .is_none()
+    {
+        assert!(start.elapsed().as_secs() < 30, "install never paused");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let broken = "{\"model\": \"opus\",,}\n";
+    write(&env.claude_settings(), broken);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{}:1:", env.claude_settings().display())),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.claude_settings()).unwrap(),
+        broken
+    );
+    assert_eq!(commands(&settings_value(&gemini)).len(), 2);
+    let journals: Vec<_> = std::fs::read_dir(env.fable_home.join("journal"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(journals.is_empty(), "the install finished: {journals:?}");
+}

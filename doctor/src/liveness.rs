@@ -5,6 +5,7 @@
 //! | outcome | severity | id |
 //! |---|---|---|
 //! | exit 0, stdout empty or valid JSON | ok | `probe.ok` |
+//! | a Cursor permission hook (`preToolUse`, `beforeShellExecution`, `beforeMCPExecution`) exits 0 with empty or non-JSON stdout | error (Cursor reads it as an invalid answer and blocks the action) | `probe.permission` |
 //! | exit 0, stdout starts like output but is not valid JSON | warn | `probe.json` |
 //! | exit 2 | warn ("blocks": legitimate for a guard, but on a harmless payload worth knowing) | `probe.blocks` |
 //! | other non-zero exit | warn (hosts treat it as a non-blocking error and show stderr) | `probe.exit` |
@@ -70,8 +71,11 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
     let results = run_probes(&specs, &opts);
     let mut out: Vec<Finding> = results
         .iter()
+        .zip(&specs)
         .zip(subjects)
-        .map(|(r, subject)| verdict(r, subject, timeout))
+        .map(|((r, spec), subject)| {
+            permission_verdict(r, spec, &subject).unwrap_or_else(|| verdict(r, subject, timeout))
+        })
         .collect();
     out.extend(skipped);
     out
@@ -167,6 +171,38 @@ fn millis(d: Duration) -> u128 {
 /// The fix of a probe that failed: there is nothing fable can repair in someone's hook.
 const BY_HAND: &str =
     "run the command by hand with a sample payload on stdin, then fix or remove the entry";
+
+/// Cursor's events whose hook must answer with a permission (`{"permission": ...}`).
+const CURSOR_PERMISSION_EVENTS: &[&str] =
+    &["preToolUse", "beforeShellExecution", "beforeMCPExecution"];
+
+/// A Cursor permission hook that exited 0 without a JSON answer: Cursor treats that output as
+/// invalid and blocks the action, on every call (`None` for any other probe).
+fn permission_verdict(r: &ProbeResult, spec: &ProbeSpec, subject: &str) -> Option<Finding> {
+    let permission = spec.host == fable_hosts::Host::Cursor.name()
+        && CURSOR_PERMISSION_EVENTS.contains(&spec.event.as_str());
+    if !permission || r.timed_out || r.exit_code != Some(0) || r.stdout_json == JsonVerdict::Valid {
+        return None;
+    }
+    let printed = match r.stdout_json {
+        JsonVerdict::Empty => "nothing".to_string(),
+        _ => format!("`{}`, not JSON", first_line(&r.stdout_head)),
+    };
+    Some(
+        Finding::new(
+            "probe.permission",
+            Severity::Error,
+            subject,
+            format!(
+                "exit 0 in {} ms but printed {printed}: Cursor reads that as an invalid permission answer and blocks the action",
+                millis(r.latency)
+            ),
+        )
+        .with_fix(
+            "make the hook print its decision as one JSON object on stdout, e.g. {\"permission\":\"allow\"} (or \"deny\" / \"ask\"); a hook that cannot answer must not be wired for this event (for fable's own entry: update fable, then `fable install`)",
+        ),
+    )
+}
 
 /// The finding for one probe result.
 pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {

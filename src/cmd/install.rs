@@ -68,7 +68,13 @@ impl Run for InstallArgs {
             SourceSpec::Checkout(p) => p.display().to_string(),
         };
         let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
-        let code = if report.git_failures.is_empty() { 0 } else { 1 };
+        // A skipped profile or git target is a failure the exit code reports, even though
+        // everything else was installed.
+        let code = if report.git_failures.is_empty() && report.skipped_profiles.is_empty() {
+            0
+        } else {
+            1
+        };
         if self.json {
             render::print_json(&report)?;
             return Ok(code);
@@ -123,6 +129,15 @@ impl Run for InstallArgs {
         }
         for f in &report.git_failures {
             eprintln!("fable: git hooks: {f}");
+        }
+        for s in &report.skipped_profiles {
+            eprintln!(
+                "fable: {} {}: skipped, left untouched: {}\n  fix: {}",
+                s.host,
+                s.path.display(),
+                s.error,
+                s.fix
+            );
         }
         if !report.changed {
             println!("everything is current");

@@ -4,11 +4,12 @@
 //!
 //! One file per check group: `home.rs` (FABLE_HOME itself), `sources.rs` (each installed
 //! source), `profiles.rs` (each settings file), `entries.rs` (each wired entry), `timeouts.rs`
-//! (an entry's timeout), `journals.rs` (interrupted installs) and `git.rs` (managed git
+//! (an entry's timeout), `gemini.rs` (Gemini's folder trust and hook switches), `journals.rs` (interrupted installs) and `git.rs` (managed git
 //! targets). This file runs the steps of one source and of one profile in the order the report
 //! lists them; `crate::run` runs the groups themselves.
 
 mod entries;
+mod gemini;
 mod git;
 mod home;
 mod journals;
@@ -129,6 +130,7 @@ pub fn check_profiles(
         }
         out.extend(profiles::check_switches(&parsed, &subject));
         out.extend(profiles::check_codex_trust(home, &parsed, &subject));
+        out.extend(gemini::check_gemini(home, &parsed, &subject));
         out.extend(entries::check_entries(
             home,
             &parsed,

@@ -10,8 +10,7 @@ use fable_hosts::{Host, Layout};
 use fable_installer::ops::status::{ProfileStatus, SourceStatus};
 use fable_installer::profiles::Profile;
 use fable_installer::settings::desired::path_markers;
-use fable_installer::settings::patch::Document;
-use fable_installer::settings::plan::read_settings;
+use fable_installer::settings::plan::{parse_settings, read_settings};
 use fable_installer::sync::SourceSpec;
 use fable_installer::{Error as InstallError, FableHome};
 use fable_snapshot::SourceRecord;
@@ -50,7 +49,7 @@ pub struct ParsedProfile {
 /// error names file, line and column).
 pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
     let text = read_settings(&profile.path)?;
-    let doc = Document::parse(&profile.path, text)?;
+    let doc = parse_settings(&profile.path, profile.host, text)?;
     if let Some(message) = shape_problem(&doc.value) {
         return Err(InstallError::Invalid {
             path: profile.path.clone(),

@@ -3,13 +3,17 @@
 //! anything needs doing, take the install lock, plan again (another install may have run),
 //! record an intent journal, write the generation, switch `current`, patch each profile,
 //! converge git targets and collect old generations.
+//!
+//! A profile whose file cannot be read, parsed or planned is skipped (never written) and listed
+//! in [`InstallReport::skipped_profiles`]; the others are installed. Only when every selected
+//! profile is refused does the install fail as a whole, before creating anything.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
 use crate::journal::{Intent, Journal};
@@ -44,9 +48,48 @@ pub struct InstallReport {
     /// Git targets that could not be converged (each names the repository and the reason).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub git_failures: Vec<String>,
+    /// Profiles left out because their file cannot be read, parsed, planned or written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_profiles: Vec<SkippedProfile>,
     /// Full plans, for human `--dry-run` diffs.
     #[serde(skip)]
     pub plans: Vec<ProfilePlan>,
+}
+
+/// A profile an install left out, untouched: its file cannot be read, parsed or planned (or
+/// its write failed). One bad profile never stops the others.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedProfile {
+    /// The host's name.
+    pub host: String,
+    /// The settings file.
+    pub path: PathBuf,
+    /// What is wrong, naming the file (and `line:column` for a syntax error).
+    pub error: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+impl SkippedProfile {
+    fn new(profile: &profiles::Profile, error: &Error) -> SkippedProfile {
+        let path = &profile.path;
+        let fix = match error {
+            Error::Parse { line, column, .. } => format!(
+                "fix the syntax at {}:{line}:{column} by hand, then run `fable install` again",
+                path.display()
+            ),
+            _ => format!(
+                "fix {} by hand (or leave this profile out with --host/--profile), then run `fable install` again",
+                path.display()
+            ),
+        };
+        SkippedProfile {
+            host: profile.host.name().to_string(),
+            path: path.clone(),
+            error: error.to_string(),
+            fix,
+        }
+    }
 }
 
 /// Everything an install would do, computed without writing.
@@ -55,6 +98,8 @@ struct Plan {
     /// The current generation is damaged and must be rewritten even though its hash matches.
     damaged: bool,
     plans: Vec<ProfilePlan>,
+    /// Profiles that cannot be planned (left out).
+    skipped: Vec<SkippedProfile>,
     git: ConvergeOutcome,
 }
 
@@ -85,6 +130,7 @@ impl Plan {
             profiles: self.plans.iter().map(ProfilePlan::report).collect(),
             git: git.reports.clone(),
             git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
+            skipped_profiles: self.skipped,
             plans: self.plans,
         }
     }
@@ -120,10 +166,7 @@ fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
     // Only the canonical checkout path identifies its unmigrated wiring: a path as typed
     // (`.`, a relative name) would match other commands.
     let checkouts: Vec<&Path> = prepared.source.iter().map(PathBuf::as_path).collect();
-    let plans = selected
-        .iter()
-        .map(|p| plan_profile(home, p, &prepared.key, Some(&prepared.manifest), &checkouts))
-        .collect::<Result<Vec<_>>>()?;
+    let (plans, skipped) = plan_profiles(home, &selected, &prepared, &checkouts)?;
     // Git targets recorded for this source are planned too (writes nothing).
     let git = crate::git::converge(home, &prepared.key, true)?;
     let damaged = opts.verify_current
@@ -136,8 +179,35 @@ fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
         prepared,
         damaged,
         plans,
+        skipped,
         git,
     })
+}
+
+/// Plans every selected profile; one that cannot be planned is skipped, unless every one is
+/// refused: then the install fails with the first refusal (and creates nothing).
+fn plan_profiles(
+    home: &FableHome,
+    selected: &[profiles::Profile],
+    prepared: &Prepared,
+    checkouts: &[&Path],
+) -> Result<(Vec<ProfilePlan>, Vec<SkippedProfile>)> {
+    let mut plans = Vec::new();
+    let mut skipped = Vec::new();
+    let mut first_error = None;
+    for p in selected {
+        match plan_profile(home, p, &prepared.key, Some(&prepared.manifest), checkouts) {
+            Ok(plan) => plans.push(plan),
+            Err(e) => {
+                skipped.push(SkippedProfile::new(p, &e));
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) if plans.is_empty() => Err(e),
+        _ => Ok((plans, skipped)),
+    }
 }
 
 /// Runs an install (or only plans it, with `dry_run`).
@@ -162,8 +232,11 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
     };
     let synced = sync::commit(home, &planned.prepared, planned.damaged)?;
     pause("after-source");
+    let mut write_failures = Vec::new();
     for p in &planned.plans {
-        write_plan(home, p)?;
+        if let Err(e) = write_plan(home, p) {
+            write_failures.push(SkippedProfile::new(&p.profile, &e));
+        }
         pause("after-profile");
     }
     // Converge git targets against the generation now current (a sync may add or drop git
@@ -179,7 +252,12 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
     if let Some(j) = journal {
         j.finish()?;
     }
-    Ok(planned.report(synced, git, false))
+    let mut report = planned.report(synced, git, false);
+    let failed = |path: &Path| write_failures.iter().any(|f| f.path == path);
+    report.profiles.retain(|r| !failed(&r.path));
+    report.plans.retain(|p| !failed(&p.profile.path));
+    report.skipped_profiles.extend(write_failures);
+    Ok(report)
 }
 
 fn intent(planned: &Plan) -> Intent {

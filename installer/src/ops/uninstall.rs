@@ -12,8 +12,7 @@ use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
 use crate::profiles;
-use crate::settings::patch::Document;
-use crate::settings::plan::{plan_profile, write_plan, ProfileReport};
+use crate::settings::plan::{parse_settings, plan_profile, write_plan, ProfileReport};
 use crate::sync::SourceSpec;
 
 /// What to uninstall.
@@ -119,9 +118,9 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
                 .push(format!("{}: no original backup is kept", path.display())),
             Some(original) => {
                 let now = crate::settings::plan::read_settings(path)?;
-                let now_doc = Document::parse(path, now.clone())?;
-                let orig_doc = Document::parse(path, original.clone())?;
                 let host = plan.profile.host;
+                let now_doc = parse_settings(path, host, now.clone())?;
+                let orig_doc = parse_settings(path, host, original.clone())?;
                 if comparable(&now_doc.value, &orig_doc.value, host)
                     != comparable(&orig_doc.value, &orig_doc.value, host)
                 {

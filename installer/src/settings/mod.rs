@@ -1,10 +1,11 @@
 //! The settings engine: from a manifest to each profile's hook file. [`desired`] renders the
 //! entries a source wants for a host, [`plan`] reads the file and plans the change (a JSON
 //! Patch, checked by applying it), [`patch`] edits the text in place through a concrete syntax
-//! tree and verifies the result, and [`backup`] keeps the original and recent copies; the write
+//! tree and verifies the result, [`syntax`] is the JSON dialect each host reads, and [`backup`] keeps the original and recent copies; the write
 //! itself is `fable_snapshot::fsutil::write_atomic`.
 
 pub mod backup;
 pub mod desired;
 pub mod patch;
 pub mod plan;
+pub mod syntax;

@@ -13,6 +13,7 @@ use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
 use crate::settings::patch::{apply_and_verify, plan, Desired, Document, Ownership};
+use crate::settings::syntax::Syntax;
 
 /// The planned change to one profile's hook file.
 #[derive(Debug, Clone)]
@@ -70,6 +71,16 @@ pub fn read_settings(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// Parses `host`'s hook file as the host's own loader does (comments in Gemini's JSONC
+/// `settings.json`, strict JSON elsewhere; see [`Syntax::of`]).
+pub fn parse_settings(
+    path: &Path,
+    host: fable_hosts::Host,
+    text: Option<String>,
+) -> Result<Document> {
+    Document::parse_as(path, text, Syntax::of(host))
+}
+
 /// Plans `profile` so that it holds exactly `manifest`'s entries for source `key` (or none of
 /// them when `manifest` is `None`). `checkouts` are the source's live paths, whose direct
 /// wiring is replaced.
@@ -90,7 +101,7 @@ pub fn plan_profile(
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
     let (after, patch) = edit(
         &profile.path,
-        profile.host.layout(),
+        profile.host,
         before.as_deref(),
         &desired,
         &own,
@@ -113,12 +124,13 @@ pub fn plan_profile(
 /// new text and the JSON Patch (empty when nothing changes).
 fn edit(
     path: &Path,
-    layout: fable_hosts::Layout,
+    host: fable_hosts::Host,
     before: Option<&str>,
     desired: &Desired,
     own: &Ownership,
 ) -> Result<(String, Vec<Value>)> {
-    let doc = Document::parse(path, before.map(str::to_string))?;
+    let layout = host.layout();
+    let doc = parse_settings(path, host, before.map(str::to_string))?;
     let edits = plan(path, &doc, layout, desired, own)?;
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
     let after = if edits.is_empty() {
@@ -144,7 +156,7 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
     } else {
         let (after, patch) = edit(
             path,
-            plan.profile.host.layout(),
+            plan.profile.host,
             now.as_deref(),
             &plan.desired,
             &plan.own,
@@ -207,7 +219,8 @@ fn user_containers(
         Ok(Some(original)) => original,
         _ => current.map(str::to_string),
     };
-    let value: Option<Value> = original.and_then(|t| serde_json::from_str(&t).ok());
+    let syntax = Syntax::of(profile.host);
+    let value: Option<Value> = original.and_then(|t| syntax.parse_value(&t).ok());
     match value.as_ref().and_then(|v| v.get("hooks")) {
         Some(Value::Object(h)) => (true, h.keys().cloned().collect()),
         Some(_) => (true, Vec::new()),

@@ -12,6 +12,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::settings::syntax::Syntax;
 use fable_hosts::Layout;
 
 pub use cst::apply_edits;
@@ -129,12 +130,19 @@ pub struct Document {
     pub value: Value,
     /// False when the file does not exist yet.
     pub exists: bool,
+    /// The syntax it was read as (and its edited text is verified as).
+    pub syntax: Syntax,
 }
 
 impl Document {
     /// Parses a hook file strictly; a missing file is an empty object. Errors name the file,
     /// line and column.
     pub fn parse(path: &Path, text: Option<String>) -> Result<Self> {
+        Document::parse_as(path, text, Syntax::Json)
+    }
+
+    /// Parses a hook file as `syntax` (the host's: `Syntax::of`); otherwise as [`Self::parse`].
+    pub fn parse_as(path: &Path, text: Option<String>, syntax: Syntax) -> Result<Self> {
         let exists = text.is_some();
         let text = text.unwrap_or_default();
         if text.starts_with('\u{feff}') {
@@ -150,18 +158,14 @@ impl Document {
                 value: json!({}),
                 text,
                 exists,
+                syntax,
             });
         }
-        let value: Value = serde_json::from_str(&text).map_err(|e| Error::Parse {
+        let value: Value = syntax.parse_value(&text).map_err(|e| Error::Parse {
             path: path.to_path_buf(),
             line: e.line(),
             column: e.column(),
-            message: e
-                .to_string()
-                .split(" at line ")
-                .next()
-                .unwrap_or_default()
-                .to_string(),
+            message: syntax.error_message(&e, &text),
         })?;
         if !value.is_object() {
             return Err(Error::Invalid {
@@ -173,6 +177,7 @@ impl Document {
             text,
             value,
             exists,
+            syntax,
         })
     }
 }
@@ -472,7 +477,7 @@ pub fn apply_and_verify(
         path: path.to_path_buf(),
         message: format!("internal: patch does not apply: {e}"),
     })?;
-    let got: Value = serde_json::from_str(&text).map_err(|e| Error::Invalid {
+    let got: Value = doc.syntax.parse_value(&text).map_err(|e| Error::Invalid {
         path: path.to_path_buf(),
         message: format!("internal: edited text does not parse: {e}"),
     })?;

@@ -1,0 +1,170 @@
+//! The syntax each host's settings loader accepts, so that fable reads a file exactly as the
+//! host does (`docs/design.md`, section 5): what the host reads, fable edits (keeping every
+//! comment, through the CST); what the host refuses, fable refuses too.
+//!
+//! - Gemini CLI reads `settings.json` (and `trustedFolders.json`) with strip-json-comments and
+//!   then `JSON.parse` (checked against gemini-cli 0.61): `//` and `/* */` comments are
+//!   allowed, trailing commas and a byte-order mark are not.
+//! - Claude Code, Codex and Cursor read strict JSON.
+
+use serde_json::Value;
+
+use fable_hosts::Host;
+
+/// A settings file's syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Syntax {
+    /// RFC 8259 JSON.
+    #[default]
+    Json,
+    /// JSON with `//` and `/* */` comments (no trailing commas): strip-json-comments +
+    /// `JSON.parse`.
+    JsonWithComments,
+}
+
+impl Syntax {
+    /// The syntax `host`'s settings loader accepts.
+    pub fn of(host: Host) -> Syntax {
+        match host {
+            Host::Gemini => Syntax::JsonWithComments,
+            Host::Claude | Host::Codex | Host::Cursor => Syntax::Json,
+        }
+    }
+
+    /// Parses `text` as this syntax. Errors carry the line and column of the original text
+    /// (comments are blanked out, never removed, so positions do not move).
+    pub fn parse_value(self, text: &str) -> Result<Value, serde_json::Error> {
+        match self {
+            Syntax::Json => serde_json::from_str(text),
+            Syntax::JsonWithComments => serde_json::from_str(&blank_comments(text)),
+        }
+    }
+}
+
+impl Syntax {
+    /// A parse error's message without serde's position suffix (the error names the
+    /// position), saying so when `text` has comments but this syntax is strict JSON.
+    pub fn error_message(self, e: &serde_json::Error, text: &str) -> String {
+        let mut message = e
+            .to_string()
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if self == Syntax::Json && Syntax::JsonWithComments.parse_value(text).is_ok() {
+            message.push_str(" (a comment: this host reads strict JSON, without comments)");
+        }
+        message
+    }
+}
+
+/// `text` with every comment outside strings replaced by spaces (line breaks kept), as
+/// strip-json-comments does with its default `whitespace: true`.
+pub fn blank_comments(text: &str) -> String {
+    #[derive(PartialEq)]
+    enum State {
+        Code,
+        Str,
+        StrEscape,
+        Line,
+        Block,
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut state = State::Code;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match state {
+            State::Code => match (c, chars.peek()) {
+                ('"', _) => {
+                    state = State::Str;
+                    out.push(c);
+                }
+                ('/', Some('/')) => {
+                    chars.next();
+                    state = State::Line;
+                    out.push_str("  ");
+                }
+                ('/', Some('*')) => {
+                    chars.next();
+                    state = State::Block;
+                    out.push_str("  ");
+                }
+                _ => out.push(c),
+            },
+            State::Str => {
+                state = match c {
+                    '\\' => State::StrEscape,
+                    '"' => State::Code,
+                    _ => State::Str,
+                };
+                out.push(c);
+            }
+            State::StrEscape => {
+                state = State::Str;
+                out.push(c);
+            }
+            State::Line => {
+                if c == '\n' || c == '\r' {
+                    state = State::Code;
+                    out.push(c);
+                } else {
+                    blank(&mut out, c);
+                }
+            }
+            State::Block => {
+                if c == '*' && chars.peek() == Some(&'/') {
+                    chars.next();
+                    state = State::Code;
+                    out.push_str("  ");
+                } else if c == '\n' || c == '\r' {
+                    out.push(c);
+                } else {
+                    blank(&mut out, c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One space per byte of `c`, so byte offsets stay where they were.
+fn blank(out: &mut String, c: char) {
+    out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_are_blanked_outside_strings_only() {
+        let text = "{\n  // a é\n  \"u\": \"http://x/*y*/\", /* b\n c */ \"v\": 1\n}";
+        let blanked = blank_comments(text);
+        assert_eq!(blanked.len(), text.len());
+        assert_eq!(blanked.lines().count(), text.lines().count());
+        let v = Syntax::JsonWithComments.parse_value(text).unwrap();
+        assert_eq!(v["u"], "http://x/*y*/");
+        assert_eq!(v["v"], 1);
+        assert!(Syntax::Json.parse_value(text).is_err());
+    }
+
+    #[test]
+    fn escaped_quotes_do_not_end_a_string_and_trailing_commas_are_refused() {
+        let v = Syntax::JsonWithComments
+            .parse_value(r#"{"a": "x\"//y"} // z"#)
+            .unwrap();
+        assert_eq!(v["a"], "x\"//y");
+        let e = Syntax::JsonWithComments
+            .parse_value("{\n  // c\n  \"a\": 1,\n}")
+            .unwrap_err();
+        assert_eq!(e.line(), 4);
+    }
+
+    #[test]
+    fn only_gemini_reads_comments() {
+        assert_eq!(Syntax::of(Host::Gemini), Syntax::JsonWithComments);
+        for h in [Host::Claude, Host::Codex, Host::Cursor] {
+            assert_eq!(Syntax::of(h), Syntax::Json);
+        }
+    }
+}
