@@ -111,6 +111,9 @@ impl Run for InstallArgs {
             } else {
                 println!("{} {}: unchanged", p.host, p.path.display());
             }
+            for s in &plan.shifted {
+                println!("  note: {s} (removing an entry moves the ones after it; Codex trusts hooks by position and will skip those until trusted again)");
+            }
             if !plan.skipped_events.is_empty() {
                 println!(
                     "  skipped (the host has no such event): {}",
