@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::codex_trust::{trust_codex, TrustReport};
 use crate::error::Result;
 use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
@@ -31,6 +32,9 @@ pub struct InstallOptions {
     /// Re-hash the current generation and re-sync it when it was tampered with (the doctor's
     /// repair; an ordinary install trusts an existing generation, to stay fast).
     pub verify_current: bool,
+    /// Also trust fable's Codex entries afterwards (`--trust-codex`; `trust_codex = true` in
+    /// `$FABLE_HOME/config.toml` does the same for every install), see [`super::codex_trust`].
+    pub trust_codex: bool,
 }
 
 /// The result of an install (the `--json` document).
@@ -44,6 +48,9 @@ pub struct InstallReport {
     /// Git targets that could not be converged (each names the repository and the reason).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub git_failures: Vec<String>,
+    /// The Codex trust step, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codex_trust: Option<TrustReport>,
     /// Full plans, for human `--dry-run` diffs.
     #[serde(skip)]
     pub plans: Vec<ProfilePlan>,
@@ -89,6 +96,7 @@ impl Plan {
                 .filter_map(|r| serde_json::to_value(r).ok())
                 .collect(),
             git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
+            codex_trust: None,
             plans: self.plans,
         }
     }
@@ -144,8 +152,29 @@ fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
     })
 }
 
-/// Runs an install (or only plans it, with `dry_run`).
+/// Runs an install (or only plans it, with `dry_run`), then, when asked to, the Codex trust
+/// step ([`super::codex_trust`]) as a step of its own, after the profiles are written. Without
+/// `codex` on PATH a trusting install is refused before anything is written.
 pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
+    let trust = !opts.dry_run
+        && (opts.trust_codex || crate::config::Config::load(&home.config_path())?.trust_codex()?);
+    let codex_selected = trust
+        && profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs)
+            .iter()
+            .any(|p| p.host == Host::Codex);
+    if codex_selected {
+        super::codex_trust::require_codex(home)?;
+    }
+    let mut report = converge(home, opts)?;
+    if codex_selected {
+        let written: Vec<_> = report.plans.iter().map(|p| p.profile.clone()).collect();
+        report.codex_trust = Some(trust_codex(home, &written, opts.lock_wait)?);
+    }
+    Ok(report)
+}
+
+/// The install itself, under the install lock.
+fn converge(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
     let preview = plan(home, opts)?;
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);
