@@ -57,10 +57,8 @@ impl Codex {
 
     /// PATH without any real `codex`; with the fake one first when `with_codex`.
     fn path(&self, with_codex: bool) -> String {
-        let sys = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs: Vec<PathBuf> = std::env::split_paths(&sys)
-            .filter(|d| !d.join("codex").exists())
-            .collect();
+        let sys = crate::util::path_without_codex();
+        let mut dirs: Vec<PathBuf> = std::env::split_paths(&sys).collect();
         if with_codex {
             dirs.insert(0, self.bin.clone());
         }
@@ -312,10 +310,10 @@ fn a_hung_app_server_is_killed_at_its_deadline_and_nothing_is_trusted() {
         .fable(true, &["install", &src, "--host", "codex", "--trust-codex"])
         .env("FAKE_CODEX_MODE", "hang")
         .env("FAKE_CODEX_LOG", &log)
-        .env("FABLE_CODEX_TIMEOUT_MS", "700")
+        .env("FABLE_CODEX_TIMEOUT_MS", "3000")
         .output()
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(20));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("app-server"), "{err}");
     assert!(!c.config_toml().exists());

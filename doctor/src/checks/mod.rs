@@ -3,11 +3,13 @@
 //! [`Action`](crate::finding::Action).
 //!
 //! One file per check group: `home.rs` (FABLE_HOME itself), `sources.rs` (each installed
-//! source), `profiles.rs` (each settings file), `entries.rs` (each wired entry), `timeouts.rs`
+//! source), `profiles.rs` (each settings file), `codex.rs` (Codex hook trust and switches),
+//! `entries.rs` (each wired entry), `timeouts.rs`
 //! (an entry's timeout), `journals.rs` (interrupted installs) and `git.rs` (managed git
 //! targets). This file runs the steps of one source and of one profile in the order the report
 //! lists them; `crate::run` runs the groups themselves.
 
+mod codex;
 mod entries;
 mod git;
 mod home;
@@ -128,7 +130,7 @@ pub fn check_profiles(
             continue;
         }
         out.extend(profiles::check_switches(&parsed, &subject));
-        out.extend(profiles::check_codex_trust(home, &parsed, &subject));
+        out.extend(codex::check_codex(home, &parsed, &subject));
         out.extend(entries::check_entries(
             home,
             &parsed,
