@@ -135,8 +135,13 @@ pub fn trust_profile(
     let config_file = config_path(profile);
     // Refuse an unparseable config before starting anything.
     let mut config = CodexConfig::load(&config_file)?;
-    let listed = hooks_list(codex, &profile.dir, &[profile.dir.clone()], timeout)
-        .map_err(crate::Error::from)?;
+    let listed = hooks_list(
+        codex,
+        &profile.dir,
+        std::slice::from_ref(&profile.dir),
+        timeout,
+    )
+    .map_err(crate::Error::from)?;
     let mut outcome = TrustOutcome {
         hooks_file: profile.path.clone(),
         config: config_file,
