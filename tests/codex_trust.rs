@@ -402,3 +402,19 @@ fn doctor_warns_when_codex_hooks_are_switched_off() {
     write(&c.config_toml(), "[features]\nhooks = true\n");
     assert!(with_id(&c.doctor(false), "profile.codex_hooks_disabled").is_empty());
 }
+
+#[test]
+fn a_removal_that_moves_the_users_hook_is_said_in_the_output() {
+    let c = Codex::new();
+    c.install(&[]);
+    add_user_hook(&c.hooks_json());
+    write(
+        &c.src.join("hooks/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" stop", "timeout": 5}]}]}}"#,
+    );
+    let out = c.install(&[]);
+    assert!(
+        out.contains("note: PreToolUse: 1 entry after fable's moves up"),
+        "{out}"
+    );
+}
