@@ -1087,23 +1087,25 @@ fn doctor_without_fix_writes_nothing_and_fix_on_a_healthy_install_writes_nothing
 }
 
 #[test]
-fn doctor_says_codex_asks_to_trust_fable_entries() {
+fn doctor_says_codex_skips_untrusted_fable_entries_and_names_the_fix() {
     let env = TestEnv::new();
     let src = make_source(&env, "plugin");
     let (_, report) = doctor(&env, &["--no-probe"]);
     assert!(!findings(&report)
         .iter()
-        .any(|f| f["id"] == "profile.codex_trust"));
+        .any(|f| f["id"].as_str().unwrap().starts_with("profile.codex_")));
     std::fs::create_dir_all(env.home.join(".codex")).unwrap();
     install(&env, &src);
+    // No codex on PATH (the tests never start one): no trust recorded at all is an error.
     let (code, report) = doctor(&env, &["--no-probe"]);
-    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(code, 1, "{report:#}");
     let trust: Vec<_> = findings(&report)
         .into_iter()
-        .filter(|f| f["id"] == "profile.codex_trust")
+        .filter(|f| f["id"] == "profile.codex_untrusted")
         .collect();
     assert_eq!(trust.len(), 1, "{report:#}");
-    assert!(trust[0]["message"].as_str().unwrap().contains("trust"));
+    assert_eq!(trust[0]["severity"], "error");
+    assert_eq!(trust[0]["fix"], "fable install --trust-codex");
     assert!(trust[0]["subject"].as_str().unwrap().contains(".codex"));
 }
 

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod codex_trust;
 mod doctor;
 mod evaluator;
 mod git_hooks;

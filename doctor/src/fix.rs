@@ -266,6 +266,7 @@ fn converge_source(
         dry_run: false,
         lock_wait,
         verify_current: true,
+        trust_codex: false,
     };
     install(home, &opts)?;
     Ok(())

@@ -44,6 +44,7 @@ impl Config {
             doc,
         };
         cfg.profiles()?;
+        cfg.trust_codex()?;
         Ok(cfg)
     }
 
@@ -76,6 +77,17 @@ impl Config {
                 })
             })
             .collect()
+    }
+
+    /// `trust_codex = true`: every install also trusts fable's Codex entries (as
+    /// `fable install --trust-codex` does). Absent: false.
+    pub fn trust_codex(&self) -> Result<bool> {
+        match self.doc.get("trust_codex") {
+            None => Ok(false),
+            Some(item) => item
+                .as_bool()
+                .ok_or_else(|| self.invalid("`trust_codex` must be true or false")),
+        }
     }
 
     /// Registers a profile; returns false when it was already there.

@@ -38,6 +38,8 @@ pub enum Error {
     Usage(String),
     #[error(transparent)]
     Git(#[from] crate::git::GitError),
+    #[error(transparent)]
+    CodexTrust(#[from] crate::codex_trust::TrustError),
 }
 
 impl Error {

@@ -8,6 +8,7 @@ pub mod lock;
 
 pub use error::{Error, Result};
 pub use home::FableHome;
+pub mod codex_trust;
 pub mod config;
 pub mod default_source;
 pub mod git;

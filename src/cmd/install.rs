@@ -34,6 +34,11 @@ pub struct InstallArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also trust fable's own Codex entries, asking `codex app-server` for their hashes (Codex
+    /// skips a hook until its definition is trusted); needs `codex` on PATH. Foreign entries are
+    /// never trusted. `trust_codex = true` in $FABLE_HOME/config.toml does this on every install.
+    #[arg(long)]
+    pub trust_codex: bool,
 }
 
 /// What else `fable install` can install.
@@ -62,15 +67,23 @@ impl Run for InstallArgs {
             dry_run: self.dry_run,
             lock_wait: fable_installer::lock::DEFAULT_WAIT,
             verify_current: false,
+            trust_codex: self.trust_codex,
         };
         let what = match &opts.spec {
             SourceSpec::Default => "the bundled evaluator".to_string(),
             SourceSpec::Checkout(p) => p.display().to_string(),
         };
         let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
-        // A skipped profile or git target is a failure the exit code reports, even though
-        // everything else was installed.
-        let code = if report.git_failures.is_empty() && report.skipped_profiles.is_empty() {
+        let trust_failed = report
+            .codex_trust
+            .as_ref()
+            .is_some_and(|t| !t.failures.is_empty());
+        // A skipped profile, git target or trust failure is a failure the exit code reports,
+        // even though everything else was installed.
+        let code = if report.git_failures.is_empty()
+            && report.skipped_profiles.is_empty()
+            && !trust_failed
+        {
             0
         } else {
             1
@@ -108,11 +121,14 @@ impl Run for InstallArgs {
                     );
                     println!("JSON Patch: {}", serde_json::to_string(&plan.patch)?);
                 }
-                if p.host == Host::Codex {
-                    println!("  note: Codex trusts hooks by their definition and will ask you to trust the new entries");
+                if p.host == Host::Codex && report.codex_trust.is_none() {
+                    println!("  note: Codex skips a hook until its definition is trusted: run `fable install --trust-codex` (or trust them in Codex's /hooks)");
                 }
             } else {
                 println!("{} {}: unchanged", p.host, p.path.display());
+            }
+            for s in &plan.shifted {
+                println!("  note: {s} (removing an entry moves the ones after it; Codex trusts hooks by position and will skip those until trusted again)");
             }
             if !plan.skipped_events.is_empty() {
                 println!(
@@ -139,7 +155,24 @@ impl Run for InstallArgs {
                 s.fix
             );
         }
-        if !report.changed {
+        if let Some(t) = &report.codex_trust {
+            for o in &t.profiles {
+                println!(
+                    "codex trust {}: trusted {} entr(y/ies), {} already trusted",
+                    o.config.display(),
+                    o.trusted.len(),
+                    o.already_trusted
+                );
+            }
+            for f in &t.failures {
+                eprintln!("fable: codex trust: {f}");
+            }
+        }
+        let trusted_any = report
+            .codex_trust
+            .as_ref()
+            .is_some_and(|t| t.profiles.iter().any(|o| !o.trusted.is_empty()));
+        if !report.changed && !trusted_any {
             println!("everything is current");
         }
         Ok(code)

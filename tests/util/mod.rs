@@ -54,7 +54,7 @@ impl TestEnv {
 
     fn apply_env(&self, cmd: &mut Command) {
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", path_without_codex())
             .env("HOME", &self.home)
             .env("FABLE_HOME", &self.fable_home)
             .env("GIT_CONFIG_GLOBAL", &self.git_global)
@@ -134,6 +134,14 @@ impl TestEnv {
     pub fn claude_settings(&self) -> PathBuf {
         self.home.join(".claude").join("settings.json")
     }
+}
+
+/// PATH without any directory holding a `codex`: a real Codex CLI is never started by the
+/// tests (the Codex trust tests put a fake one first).
+pub fn path_without_codex() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).filter(|d| !d.join("codex").exists());
+    std::env::join_paths(dirs).unwrap_or(path)
 }
 
 /// The built `fable` binary.

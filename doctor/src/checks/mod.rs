@@ -3,11 +3,13 @@
 //! [`Action`](crate::finding::Action).
 //!
 //! One file per check group: `home.rs` (FABLE_HOME itself), `sources.rs` (each installed
-//! source), `profiles.rs` (each settings file), `entries.rs` (each wired entry), `timeouts.rs`
-//! (an entry's timeout), `gemini.rs` (Gemini's folder trust and hook switches), `journals.rs` (interrupted installs) and `git.rs` (managed git
+//! source), `profiles.rs` (each settings file), `codex.rs` (Codex hook trust and switches),
+//! `gemini.rs` (Gemini's folder trust and hook switches), `entries.rs` (each wired entry),
+//! `timeouts.rs` (an entry's timeout), `journals.rs` (interrupted installs) and `git.rs` (managed git
 //! targets). This file runs the steps of one source and of one profile in the order the report
 //! lists them; `crate::run` runs the groups themselves.
 
+mod codex;
 mod entries;
 mod gemini;
 mod git;
@@ -129,7 +131,7 @@ pub fn check_profiles(
             continue;
         }
         out.extend(profiles::check_switches(&parsed, &subject));
-        out.extend(profiles::check_codex_trust(home, &parsed, &subject));
+        out.extend(codex::check_codex(home, &parsed, &subject));
         out.extend(gemini::check_gemini(home, &parsed, &subject));
         out.extend(entries::check_entries(
             home,

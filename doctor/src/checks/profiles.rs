@@ -1,6 +1,6 @@
-//! Each profile's settings file: it parses, hooks are not switched off, Codex trust, and it
-//! matches the plan of every installed source (`profile.parse`, `profile.hooks_disabled`,
-//! `profile.codex_trust`, `profile.plan`). Also the parsed view of a file the other checks use.
+//! Each profile's settings file: it parses, hooks are not switched off, and it matches the
+//! plan of every installed source (`profile.parse`, `profile.hooks_disabled`, `profile.plan`;
+//! Codex trust is `codex.rs`). Also the parsed view of a file the other checks use.
 
 use std::path::Path;
 
@@ -12,10 +12,9 @@ use fable_installer::profiles::Profile;
 use fable_installer::settings::desired::path_markers;
 use fable_installer::settings::plan::{parse_settings, read_settings};
 use fable_installer::sync::SourceSpec;
-use fable_installer::{Error as InstallError, FableHome};
+use fable_installer::Error as InstallError;
 use fable_snapshot::SourceRecord;
 
-use super::entries::owned_key;
 use super::sources::with_install;
 use crate::finding::{Finding, Severity};
 
@@ -171,37 +170,6 @@ pub(super) fn parsed_ok(parsed: &ParsedProfile, subject: &str) -> Finding {
     } else {
         Finding::ok("profile.parse", subject, "no hook file yet (nothing wired)")
     }
-}
-
-/// Codex trusts a hook by a hash of its definition and silently skips one it has not
-/// trusted: say so wherever fable's entries are wired into Codex.
-pub(super) fn check_codex_trust(
-    home: &FableHome,
-    parsed: &ParsedProfile,
-    subject: &str,
-) -> Option<Finding> {
-    if parsed.profile.host != Host::Codex {
-        return None;
-    }
-    let ours = parsed
-        .entries
-        .iter()
-        .filter(|e| {
-            e.command
-                .as_deref()
-                .and_then(|c| owned_key(home, c))
-                .is_some()
-        })
-        .count();
-    (ours > 0).then(|| {
-        Finding::ok(
-            "profile.codex_trust",
-            subject,
-            format!(
-                "{ours} fable entr(y/ies): Codex runs a hook only after you trust its definition; when fable adds or changes entries here, approve them when Codex asks (command strings stay the same across source updates, so an update does not ask again)"
-            ),
-        )
-    })
 }
 
 /// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings).

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::codex_trust::{trust_codex, TrustReport};
 use crate::error::{Error, Result};
 use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
@@ -35,6 +36,9 @@ pub struct InstallOptions {
     /// Re-hash the current generation and re-sync it when it was tampered with (the doctor's
     /// repair; an ordinary install trusts an existing generation, to stay fast).
     pub verify_current: bool,
+    /// Also trust fable's Codex entries afterwards (`--trust-codex`; `trust_codex = true` in
+    /// `$FABLE_HOME/config.toml` does the same for every install), see [`super::codex_trust`].
+    pub trust_codex: bool,
 }
 
 /// The result of an install (the `--json` document).
@@ -51,6 +55,9 @@ pub struct InstallReport {
     /// Profiles left out because their file cannot be read, parsed, planned or written.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped_profiles: Vec<SkippedProfile>,
+    /// The Codex trust step, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codex_trust: Option<TrustReport>,
     /// Full plans, for human `--dry-run` diffs.
     #[serde(skip)]
     pub plans: Vec<ProfilePlan>,
@@ -131,6 +138,7 @@ impl Plan {
             git: git.reports.clone(),
             git_failures: git.failures.iter().map(|f| f.error.clone()).collect(),
             skipped_profiles: self.skipped,
+            codex_trust: None,
             plans: self.plans,
         }
     }
@@ -210,8 +218,29 @@ fn plan_profiles(
     }
 }
 
-/// Runs an install (or only plans it, with `dry_run`).
+/// Runs an install (or only plans it, with `dry_run`), then, when asked to, the Codex trust
+/// step ([`super::codex_trust`]) as a step of its own, after the profiles are written. Without
+/// `codex` on PATH a trusting install is refused before anything is written.
 pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
+    let trust = !opts.dry_run
+        && (opts.trust_codex || crate::config::Config::load(&home.config_path())?.trust_codex()?);
+    let codex_selected = trust
+        && profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs)
+            .iter()
+            .any(|p| p.host == Host::Codex);
+    if codex_selected {
+        super::codex_trust::require_codex(home)?;
+    }
+    let mut report = converge(home, opts)?;
+    if codex_selected {
+        let written: Vec<_> = report.plans.iter().map(|p| p.profile.clone()).collect();
+        report.codex_trust = Some(trust_codex(home, &written, opts.lock_wait)?);
+    }
+    Ok(report)
+}
+
+/// The install itself, under the install lock.
+fn converge(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
     let preview = plan(home, opts)?;
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);

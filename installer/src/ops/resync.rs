@@ -190,6 +190,7 @@ fn reinstall(
         dry_run: opts.dry_run,
         lock_wait: opts.lock_wait,
         verify_current: false,
+        trust_codex: false,
     };
     match install(home, &install_opts) {
         Ok(report) => {

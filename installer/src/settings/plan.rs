@@ -12,7 +12,9 @@ use crate::error::{Error, IoContext, Result};
 use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
-use crate::settings::patch::{apply_and_verify, plan, Desired, Document, Ownership};
+use crate::settings::patch::{
+    apply_and_verify, plan, shifted_foreign, Desired, Document, Ownership,
+};
 use crate::settings::syntax::Syntax;
 
 /// The planned change to one profile's hook file.
@@ -24,6 +26,9 @@ pub struct ProfilePlan {
     pub patch: Vec<Value>,
     /// Canonical events the host does not have (skipped, never invented).
     pub skipped_events: Vec<String>,
+    /// Entries not ours that a removal of ours moves up (per event, one sentence each); hosts
+    /// that trust hooks by position (Codex) see them as changed.
+    pub shifted: Vec<String>,
     /// What the plan was computed from, to plan again if the file changes before the write.
     desired: Desired,
     own: Ownership,
@@ -42,6 +47,7 @@ impl ProfilePlan {
             changed: self.changed(),
             patch: self.patch.clone(),
             skipped_events: self.skipped_events.clone(),
+            shifted: self.shifted.clone(),
         }
     }
 }
@@ -55,6 +61,9 @@ pub struct ProfileReport {
     pub patch: Vec<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped_events: Vec<String>,
+    /// Entries not ours that this change moves up (see [`ProfilePlan::shifted`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shifted: Vec<String>,
 }
 
 /// Reads a hook file (following symlinks); `None` when it does not exist.
@@ -99,7 +108,7 @@ pub fn plan_profile(
     };
     let mut own = wiring::ownership(home, key, checkouts);
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
-    let (after, patch) = edit(
+    let (after, patch, shifted) = edit(
         &profile.path,
         profile.host,
         before.as_deref(),
@@ -115,30 +124,32 @@ pub fn plan_profile(
         after,
         patch,
         skipped_events: skipped,
+        shifted,
         desired,
         own,
     })
 }
 
 /// Plans and applies the edits that give `before` exactly the desired entries; returns the
-/// new text and the JSON Patch (empty when nothing changes).
+/// new text, the JSON Patch (empty when nothing changes) and what it shifts that is not ours.
 fn edit(
     path: &Path,
     host: fable_hosts::Host,
     before: Option<&str>,
     desired: &Desired,
     own: &Ownership,
-) -> Result<(String, Vec<Value>)> {
+) -> Result<(String, Vec<Value>, Vec<String>)> {
     let layout = host.layout();
     let doc = parse_settings(path, host, before.map(str::to_string))?;
     let edits = plan(path, &doc, layout, desired, own)?;
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
+    let shifted = shifted_foreign(&doc, layout, &edits, own);
     let after = if edits.is_empty() {
         before.unwrap_or_default().to_string()
     } else {
         applied.text
     };
-    Ok((after, applied.patch))
+    Ok((after, applied.patch, shifted))
 }
 
 /// Writes a planned change: backup, atomic symlink-safe write, read-back verification.
@@ -154,7 +165,7 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
     let (before, after) = if now == plan.before {
         (plan.before.clone(), plan.after.clone())
     } else {
-        let (after, patch) = edit(
+        let (after, patch, _) = edit(
             path,
             plan.profile.host,
             now.as_deref(),

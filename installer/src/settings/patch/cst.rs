@@ -2,7 +2,7 @@
 //! key order, indentation, number spelling, inline arrays and the trailing newline of
 //! everything fable does not touch stay byte-for-byte as they were.
 
-use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
@@ -47,36 +47,67 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                     .ok_or("group index out of range")?
                     .remove();
             }
+            Edit::ReplaceGroup {
+                event,
+                group,
+                value,
+            } => {
+                element(&event_array(&obj, event)?, *group)?
+                    .as_object()
+                    .ok_or("group is not an object")?
+                    .replace_with(to_input(value));
+            }
+            Edit::ReplaceEntry {
+                event,
+                group,
+                entry,
+                value,
+            } => {
+                let target = entry_node(&obj, event, *group, *entry, layout)?;
+                target
+                    .as_object()
+                    .ok_or("entry is not an object")?
+                    .replace_with(to_input(value));
+            }
             Edit::RemoveEntry {
                 event,
                 group,
                 entry,
             } => {
-                let arr = event_array(&obj, event)?;
-                let item = arr
-                    .elements()
-                    .get(*group)
-                    .cloned()
-                    .ok_or("group index out of range")?;
-                let target = match layout {
-                    Layout::Flat => item,
-                    Layout::Grouped => {
-                        let entries = item
-                            .as_object()
-                            .and_then(|g| g.array_value("hooks"))
-                            .ok_or("group has no hooks array")?;
-                        entries
-                            .elements()
-                            .get(*entry)
-                            .cloned()
-                            .ok_or("entry index out of range")?
-                    }
-                };
-                target.remove();
+                entry_node(&obj, event, *group, *entry, layout)?.remove();
             }
         }
     }
     Ok(root.to_string())
+}
+
+fn element(arr: &CstArray, index: usize) -> Result<CstNode, String> {
+    arr.elements()
+        .get(index)
+        .cloned()
+        .ok_or_else(|| "group index out of range".to_string())
+}
+
+/// `hooks[event][group].hooks[entry]` (grouped) or `hooks[event][group]` (flat).
+fn entry_node(
+    obj: &CstObject,
+    event: &str,
+    group: usize,
+    entry: usize,
+    layout: Layout,
+) -> Result<CstNode, String> {
+    let item = element(&event_array(obj, event)?, group)?;
+    match layout {
+        Layout::Flat => Ok(item),
+        Layout::Grouped => item
+            .as_object()
+            .and_then(|g| g.array_value("hooks"))
+            .ok_or("group has no hooks array")?
+            .elements()
+            .get(entry)
+            .cloned()
+            .ok_or_else(|| "entry index out of range".to_string()),
+    }
 }
 
 fn hooks_obj(obj: &CstObject) -> Result<CstObject, String> {

@@ -6,6 +6,7 @@
 //! its bytes, and verifies the result against the patch.
 
 mod cst;
+mod event;
 
 use std::path::Path;
 
@@ -16,6 +17,8 @@ use crate::settings::syntax::Syntax;
 use fable_hosts::Layout;
 
 pub use cst::apply_edits;
+use event::plan_event;
+pub use event::shifted_foreign;
 
 /// The entries one source wants in one host file, per host event name, in manifest order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,15 +60,20 @@ impl Ownership {
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
-        if self
-            .mine
+        self.is_this_sources(entry)
+            || source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
+    }
+
+    /// True when `entry` is this very source's (its stable path or its live checkout), not an
+    /// orphan of another: only such an entry's place may be taken by a changed entry.
+    pub fn is_this_sources(&self, entry: &Value) -> bool {
+        let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
+            return false;
+        };
+        self.mine
             .iter()
             .chain(self.legacy.iter())
             .any(|m| find_path(cmd, m).next().is_some())
-        {
-            return true;
-        }
-        source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
     }
 }
 
@@ -113,6 +121,21 @@ pub enum Edit {
     RemoveEvent { event: String },
     /// Remove the `hooks` key our removals emptied.
     RemoveHooks,
+    /// Replace `hooks[event][group].hooks[entry]` (grouped) or `hooks[event][group]` (flat) in
+    /// place: a changed entry keeps its position, and so do the entries after it (Codex trusts
+    /// a hook by its position, docs/design.md).
+    ReplaceEntry {
+        event: String,
+        group: usize,
+        entry: usize,
+        value: Value,
+    },
+    /// Replace a whole group that holds only our entries (its matcher changed), in place.
+    ReplaceGroup {
+        event: String,
+        group: usize,
+        value: Value,
+    },
     /// Append an item (a group, or an entry in flat layout) to an existing event list.
     Append { event: String, value: Value },
     /// Insert a new event key (first in the `hooks` object) with these items.
@@ -316,109 +339,13 @@ fn new_items(layout: Layout, want: &[DesiredGroup]) -> Vec<Value> {
     }
 }
 
-fn group_value(g: &DesiredGroup) -> Value {
+pub(super) fn group_value(g: &DesiredGroup) -> Value {
     let mut m = Map::new();
     if let Some(mt) = &g.matcher {
         m.insert("matcher".into(), json!(mt));
     }
     m.insert("hooks".into(), Value::Array(g.entries.clone()));
     Value::Object(m)
-}
-
-/// Plans one existing event list: returns removals, items to append, and whether our removals
-/// leave the list empty.
-fn plan_event(
-    event: &str,
-    items: &[Value],
-    layout: Layout,
-    want: &[DesiredGroup],
-    own: &Ownership,
-) -> (Vec<Edit>, Vec<Value>, bool) {
-    // Owned entries: (group index, entry index, matcher, value).
-    let mut owned: Vec<(usize, usize, Option<String>, &Value)> = Vec::new();
-    let mut group_sizes = Vec::new();
-    for (gi, item) in items.iter().enumerate() {
-        match layout {
-            Layout::Grouped => {
-                let entries = item.get("hooks").and_then(Value::as_array);
-                let matcher = item
-                    .get("matcher")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                group_sizes.push(entries.map_or(usize::MAX, Vec::len));
-                for (hi, e) in entries.into_iter().flatten().enumerate() {
-                    if own.owns(e) {
-                        owned.push((gi, hi, matcher.clone(), e));
-                    }
-                }
-            }
-            Layout::Flat => {
-                group_sizes.push(1);
-                if own.owns(item) {
-                    owned.push((gi, 0, None, item));
-                }
-            }
-        }
-    }
-    let mut matched = vec![false; owned.len()];
-    let mut additions = Vec::new();
-    for g in want {
-        let mut missing = Vec::new();
-        for e in &g.entries {
-            let hit = owned.iter().enumerate().position(|(i, (_, _, m, v))| {
-                !matched[i] && (layout == Layout::Flat || *m == g.matcher) && *v == e
-            });
-            match hit {
-                Some(i) => matched[i] = true,
-                None => missing.push(e.clone()),
-            }
-        }
-        if !missing.is_empty() {
-            match layout {
-                Layout::Grouped => additions.push(group_value(&DesiredGroup {
-                    matcher: g.matcher.clone(),
-                    entries: missing,
-                })),
-                Layout::Flat => additions.extend(missing),
-            }
-        }
-    }
-    // Removals, highest index first so earlier indexes stay valid.
-    let mut removals: Vec<(usize, usize)> = owned
-        .iter()
-        .zip(&matched)
-        .filter(|(_, m)| !**m)
-        .map(|((g, h, _, _), _)| (*g, *h))
-        .collect();
-    removals.sort_by(|a, b| b.cmp(a));
-    let mut edits = Vec::new();
-    let mut removed_per_group = vec![0usize; items.len()];
-    for (g, _) in &removals {
-        removed_per_group[*g] += 1;
-    }
-    let mut groups_removed = 0;
-    let mut done_groups = Vec::new();
-    for (g, h) in removals {
-        let whole = layout == Layout::Flat || removed_per_group[g] == group_sizes[g];
-        if whole {
-            if !done_groups.contains(&g) {
-                done_groups.push(g);
-                groups_removed += 1;
-                edits.push(Edit::RemoveGroup {
-                    event: event.to_string(),
-                    group: g,
-                });
-            }
-        } else {
-            edits.push(Edit::RemoveEntry {
-                event: event.to_string(),
-                group: g,
-                entry: h,
-            });
-        }
-    }
-    let emptied = groups_removed > 0 && groups_removed == items.len();
-    (edits, additions, emptied)
 }
 
 /// Renders edits as an RFC 6902 JSON Patch against the original document.
@@ -432,6 +359,11 @@ pub fn to_json_patch(edits: &[Edit], layout: Layout) -> Vec<Value> {
                 Layout::Flat => json!({"op": "remove", "path": format!("/hooks/{}/{group}", esc(event))}),
             },
             Edit::RemoveGroup { event, group } => json!({"op": "remove", "path": format!("/hooks/{}/{group}", esc(event))}),
+            Edit::ReplaceEntry { event, group, entry, value } => match layout {
+                Layout::Grouped => json!({"op": "replace", "path": format!("/hooks/{}/{group}/hooks/{entry}", esc(event)), "value": value}),
+                Layout::Flat => json!({"op": "replace", "path": format!("/hooks/{}/{group}", esc(event)), "value": value}),
+            },
+            Edit::ReplaceGroup { event, group, value } => json!({"op": "replace", "path": format!("/hooks/{}/{group}", esc(event)), "value": value}),
             Edit::RemoveEvent { event } => json!({"op": "remove", "path": format!("/hooks/{}", esc(event))}),
             Edit::RemoveHooks => json!({"op": "remove", "path": "/hooks"}),
             Edit::Append { event, value } => json!({"op": "add", "path": format!("/hooks/{}/-", esc(event)), "value": value}),

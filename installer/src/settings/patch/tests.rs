@@ -186,3 +186,162 @@ fn containers_the_user_had_survive_an_uninstall() {
     let v: Value = serde_json::from_str(&after).unwrap();
     assert_eq!(v, json!({"hooks": {"Stop": []}, "x": 1}), "{after}");
 }
+
+fn entry_t(cmd: &str, timeout: u64) -> Value {
+    json!({"type": "command", "command": cmd, "timeout": timeout})
+}
+
+fn one_group(matcher: Option<&str>, entries: Vec<Value>) -> Desired {
+    Desired {
+        events: vec![(
+            "PreToolUse".into(),
+            vec![DesiredGroup {
+                matcher: matcher.map(str::to_string),
+                entries,
+            }],
+        )],
+        required: vec![],
+    }
+}
+
+/// Positions (group, handler) of every command in `PreToolUse`.
+fn positions(text: &str) -> Vec<(usize, usize, String)> {
+    let v: Value = serde_json::from_str(text).unwrap();
+    let mut out = Vec::new();
+    for (g, group) in v["hooks"]["PreToolUse"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        for (h, e) in group["hooks"].as_array().unwrap().iter().enumerate() {
+            out.push((g, h, e["command"].as_str().unwrap().to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_changed_entry_is_replaced_in_place_and_foreign_entries_keep_their_positions() {
+    let before = r#"{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a", "timeout": 10}]},
+  {"hooks": [{"type": "command", "command": "user-hook"}]}
+]}}"#;
+    let d = one_group(Some("Bash"), vec![entry_t("/fh/sources/k/current/a", 30)]);
+    let (after, patch) = converge(before, &d);
+    assert_eq!(
+        positions(&after),
+        [
+            (0, 0, "/fh/sources/k/current/a".to_string()),
+            (1, 0, "user-hook".to_string())
+        ],
+        "{after}"
+    );
+    let v: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 30);
+    assert_eq!(patch.len(), 1, "{patch:?}");
+    assert_eq!(patch[0]["op"], "replace");
+    assert_eq!(patch[0]["path"], "/hooks/PreToolUse/0/hooks/0");
+    let (again, patch) = converge(&after, &d);
+    assert_eq!(again, after);
+    assert!(patch.is_empty());
+}
+
+#[test]
+fn a_changed_matcher_replaces_fables_own_group_in_place() {
+    let before = r#"{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a", "timeout": 10}]},
+  {"hooks": [{"type": "command", "command": "user-hook"}]}
+]}}"#;
+    let d = one_group(Some("shell"), vec![entry_t("/fh/sources/k/current/a", 10)]);
+    let (after, patch) = converge(before, &d);
+    let v: Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "shell", "{after}");
+    assert_eq!(positions(&after)[1], (1, 0, "user-hook".to_string()));
+    assert_eq!(patch.len(), 1, "{patch:?}");
+}
+
+#[test]
+fn new_entries_are_appended_changed_ones_replaced_and_extra_ones_removed_last_first() {
+    // Two of ours in one group, followed by a user's group; the source now wants one changed
+    // entry plus a new one in a group of another matcher.
+    let before = r#"{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a", "timeout": 10}, {"type": "command", "command": "/fh/sources/k/current/b", "timeout": 10}]},
+  {"hooks": [{"type": "command", "command": "user-hook"}]}
+]}}"#;
+    let d = Desired {
+        events: vec![(
+            "PreToolUse".into(),
+            vec![
+                DesiredGroup {
+                    matcher: Some("Bash".into()),
+                    entries: vec![entry_t("/fh/sources/k/current/a", 20)],
+                },
+                DesiredGroup {
+                    matcher: Some("Edit".into()),
+                    entries: vec![entry_t("/fh/sources/k/current/c", 20)],
+                },
+            ],
+        )],
+        required: vec![],
+    };
+    let (after, _) = converge(before, &d);
+    assert_eq!(
+        positions(&after),
+        [
+            (0, 0, "/fh/sources/k/current/a".to_string()),
+            (1, 0, "user-hook".to_string()),
+            (2, 0, "/fh/sources/k/current/c".to_string()),
+        ],
+        "{after}"
+    );
+}
+
+#[test]
+fn flat_layout_replaces_in_place() {
+    let p = PathBuf::from("/x/hooks.json");
+    let before = r#"{"version": 1, "hooks": {"stop": [{"command": "/fh/sources/k/current/b", "timeout": 5}, {"command": "user"}]}}"#;
+    let doc = Document::parse(&p, Some(before.into())).unwrap();
+    let d = Desired {
+        events: vec![(
+            "stop".into(),
+            vec![DesiredGroup {
+                matcher: None,
+                entries: vec![json!({"command": "/fh/sources/k/current/b", "timeout": 9})],
+            }],
+        )],
+        required: vec![],
+    };
+    let edits = plan(&p, &doc, Layout::Flat, &d, &own()).unwrap();
+    let a = apply_and_verify(&p, &doc, Layout::Flat, &edits).unwrap();
+    let v: Value = serde_json::from_str(&a.text).unwrap();
+    assert_eq!(
+        v["hooks"]["stop"],
+        json!([{"command": "/fh/sources/k/current/b", "timeout": 9}, {"command": "user"}])
+    );
+}
+
+#[test]
+fn removals_that_shift_foreign_entries_are_reported() {
+    let p = PathBuf::from("/x/settings.json");
+    let before = r#"{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a"}]},
+  {"hooks": [{"type": "command", "command": "user-hook"}]}
+]}}"#;
+    let doc = Document::parse(&p, Some(before.into())).unwrap();
+    let edits = plan(&p, &doc, Layout::Grouped, &Desired::default(), &own()).unwrap();
+    let shifted = shifted_foreign(&doc, Layout::Grouped, &edits, &own());
+    assert_eq!(
+        shifted,
+        ["PreToolUse: 1 entry after fable's moves up".to_string()]
+    );
+    let none = plan(
+        &p,
+        &doc,
+        Layout::Grouped,
+        &one_group(Some("Bash"), vec![entry("/fh/sources/k/current/a")]),
+        &own(),
+    )
+    .unwrap();
+    assert!(shifted_foreign(&doc, Layout::Grouped, &none, &own()).is_empty());
+}
