@@ -711,7 +711,7 @@ fn foreign_workspace_id_blocks_stop_as_invalid_state_and_is_never_rebound() {
         let o = p.hook("stop", p.stop_payload(active));
         assert_eq!(code(&o), 2);
         assert!(
-            stderr(&o).contains("invalid state") && stderr(&o).contains("another workspace"),
+            stderr(&o).contains("is not valid") && stderr(&o).contains("another workspace"),
             "{}",
             stderr(&o)
         );

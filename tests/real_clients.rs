@@ -196,3 +196,125 @@ fn a_bare_codex_bash_output_neither_fails_nor_resets_the_streak() {
     assert_eq!(p.state()["failureStreak"], 2);
     assert_eq!(p.state()["phase"], "recovering");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Point 18: an overwritten state.json is named as such and can be repaired.
+
+fn broken_copies(p: &Proj) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(p.fable_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|e| {
+            e.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("state.json.broken-")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_overwritten_state_is_reported_as_invalid_not_as_a_busy_lock() {
+    let p = Proj::new();
+    std::fs::write(p.state_path(), "{}\n").unwrap();
+    // The write that follows the overwrite cannot be recorded in the state: it becomes debt.
+    let o = p.hook("post-tool-use", "codex", &p.real("codex", "write-PostToolUse-apply_patch"));
+    assert_eq!(code(&o), 0);
+    assert!(stderr(&o).contains("fable state --repair"), "{}", stderr(&o));
+    let o = p.hook("stop", "codex", &p.real("codex", "write-Stop"));
+    assert_eq!(code(&o), 2);
+    let e = stderr(&o);
+    assert!(e.contains("state.json is not valid"), "{e}");
+    assert!(e.contains("fable state --repair"), "{e}");
+    assert!(!e.contains("busy"), "the lock is not the cause: {e}");
+}
+
+#[test]
+fn state_repair_keeps_what_parses_and_sets_the_broken_file_aside() {
+    let p = Proj::new();
+    p.ledger("- [ ] parser card\n");
+    assert_eq!(code(&p.cmd(&["phase", "executing", "--card", "parser card"])), 0);
+    p.hook(
+        "post-tool-use",
+        "claude",
+        &json!({"cwd": p.root, "tool_name": "Write", "tool_input": {"file_path": "a"}}),
+    );
+    let o = p.cmd(&["evidence", "pass", "test", "cargo test", "12 passed, 0 failed"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let good = p.state();
+    // Partly damaged: a bad generation, one bad evidence record, a foreign id.
+    let mut broken = good.clone();
+    broken["verifiedGeneration"] = json!("one");
+    broken["workspaceId"] = json!("ffffffffffffffffffffffff");
+    broken["evidence"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"result": "maybe"}));
+    let broken_text = serde_json::to_string(&broken).unwrap();
+    std::fs::write(p.state_path(), &broken_text).unwrap();
+    // A mutation while the state is broken is debt, folded by the repair.
+    p.hook(
+        "post-tool-use",
+        "claude",
+        &json!({"cwd": p.root, "tool_name": "Write", "tool_input": {"file_path": "b"}}),
+    );
+    let o = p.cmd(&["state", "--repair"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("kept"), "{out}");
+    assert!(out.contains("phase executing"), "{out}");
+    assert!(out.contains("1 evidence record"), "{out}");
+    assert!(out.contains("reset"), "{out}");
+    assert!(out.contains("verifiedGeneration"), "{out}");
+    assert!(out.contains("workspaceId"), "{out}");
+    let copies = broken_copies(&p);
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(std::fs::read_to_string(&copies[0]).unwrap(), broken_text);
+    let s = p.state();
+    assert_eq!(s["schemaVersion"], 3);
+    assert_eq!(s["workspaceId"], good["workspaceId"]);
+    assert_eq!(s["phase"], "executing");
+    assert_eq!(s["activeCard"], "parser card");
+    assert_eq!(s["evidence"].as_array().unwrap().len(), 1);
+    assert_eq!(s["mutationGeneration"], 2, "the debt was folded");
+    assert_eq!(s["verifiedGeneration"], 0, "lost verification is not assumed");
+    assert!(std::fs::read_dir(p.fable_dir().join("pending-mutations"))
+        .map(|d| d.count() == 0)
+        .unwrap_or(true));
+    // The state is valid again: transactions work, Stop names ordinary causes.
+    assert_eq!(code(&p.cmd(&["state", "--sync"])), 0);
+    // A valid state is left alone.
+    let before = std::fs::read(p.state_path()).unwrap();
+    let o = p.cmd(&["state", "--repair"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("nothing to repair"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(std::fs::read(p.state_path()).unwrap(), before);
+    assert_eq!(broken_copies(&p).len(), 1);
+}
+
+#[test]
+fn state_repair_of_an_empty_object_resets_to_a_fresh_unverified_state() {
+    let p = Proj::new();
+    std::fs::write(p.state_path(), "{}").unwrap();
+    let o = p.cmd(&["state", "--repair", "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["ok"], true);
+    assert!(r["reset"].as_array().unwrap().iter().any(|f| f == "phase"), "{r}");
+    assert!(r["brokenCopy"].as_str().unwrap().contains("state.json.broken-"));
+    let s = p.state();
+    assert_eq!(s["phase"], "idle");
+    assert_eq!(s["substantial"], true, "a lost round must verify again");
+    // Not JSON at all is repaired the same way.
+    std::fs::write(p.state_path(), "garbage").unwrap();
+    assert_eq!(code(&p.cmd(&["state", "--repair"])), 0);
+    assert_eq!(broken_copies(&p).len(), 2);
+    assert_eq!(p.state()["schemaVersion"], 3);
+}

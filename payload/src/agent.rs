@@ -23,7 +23,8 @@ pub const LEDGER_TEMPLATE: &str = "# fable ledger\n\n\
 <!-- One card per line: `- [ ] open`, `- [x] closed -- evidence: <command and result>`,\n\
      `- [~] deferred -- reason`. A line `PAUSED: reason` pauses enforcement. -->\n";
 
-const GITIGNORE: &str = "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\n";
+const GITIGNORE: &str =
+    "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\nstate.json.broken-*\n";
 
 /// Tunables for the commands: like the evaluator's, but a longer default lock wait (5 s).
 pub fn command_config() -> Config {

@@ -38,6 +38,7 @@ pub mod lock;
 pub mod normalize;
 pub mod output;
 pub mod project;
+pub mod repair;
 pub mod state;
 
 use std::ffi::OsString;

@@ -1,7 +1,8 @@
 //! Stop and SessionEnd: the verification gate.
 //!
 //! Always blocks (even when the host says `stop_hook_active`): unsafe lifecycle paths, an
-//! invalid state (including a foreign `workspaceId`), and mutation debt (any entry in
+//! invalid state (including a foreign `workspaceId`; named as such, with the repair
+//! `fable state --repair`, even when mutation debt is pending too), and mutation debt (any entry in
 //! `.fable/pending-mutations/`, or an integrity error there). Otherwise `stop_hook_active`
 //! allows the stop (loop safety). Then: a `PAUSED: reason` ledger allows; open cards block
 //! (12 listed, "... and N more"); closed cards without a substantive `evidence:` note block;
@@ -28,6 +29,12 @@ pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
     if let Err(e) = project.check_safe() {
         return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you)."));
     }
+    // The state is read before the debt: a mutation that could not be recorded because the
+    // state is invalid is debt too, and the cause to name is the state, not the lock.
+    let state = match project.read_state() {
+        Ok(s) => s,
+        Err(e) => return block(event, e.to_string()),
+    };
     match debt::snapshot(&project.fable_dir, &project.workspace_id) {
         Err(e) => {
             return block(event, format!("{e}. Repair the mutation debt as state; deleting the directory is not a fix."))
@@ -36,8 +43,8 @@ pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
             return block(
                 event,
                 format!(
-                    "{} workspace mutation(s) are pending in {} (the state lock was busy). Run any \
-                     state transaction (e.g. `fable state --sync`) to fold them, then verify again.",
+                    "{} workspace mutation(s) are pending in {} (they could not be recorded in the \
+                     state when they happened, e.g. the state lock was busy). Run any state transaction (e.g. `fable state --sync`) to fold them, then verify again.",
                     s.outstanding(),
                     debt::dir(&project.fable_dir).display()
                 ),
@@ -45,15 +52,6 @@ pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
         }
         Ok(_) => {}
     }
-    let state = match project.read_state() {
-        Ok(s) => s,
-        Err(e) => {
-            return block(
-                event,
-                format!("{e}. Repair or remove .fable/state.json (then `fable init`)."),
-            )
-        }
-    };
     if input.stop_hook_active {
         return Verdict::Allow;
     }
