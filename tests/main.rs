@@ -10,4 +10,5 @@ mod hosts;
 mod install;
 mod nudge;
 mod real_clients;
+mod stop_cap;
 mod update;

@@ -31,7 +31,11 @@ impl Proj {
             .arg(&root)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Proj { env, root }
     }
 
@@ -121,7 +125,11 @@ fn codex_apply_patch_to_lifecycle_state_is_blocked() {
     let p = Proj::new();
     let before = std::fs::read(p.state_path()).unwrap();
     // The payload the real Codex 0.171 sent before overwriting state.json with `{}`.
-    let o = p.hook("pre-tool-use", "codex", &p.real("codex", "deny-PreToolUse-apply_patch"));
+    let o = p.hook(
+        "pre-tool-use",
+        "codex",
+        &p.real("codex", "deny-PreToolUse-apply_patch"),
+    );
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
         stderr(&o).contains("BLOCKED write to lifecycle state"),
@@ -158,7 +166,11 @@ fn codex_apply_patch_to_lifecycle_state_is_blocked() {
 #[test]
 fn codex_apply_patch_is_a_mutation_on_post_tool_use() {
     let p = Proj::new();
-    let o = p.hook("post-tool-use", "codex", &p.real("codex", "write-PostToolUse-apply_patch"));
+    let o = p.hook(
+        "post-tool-use",
+        "codex",
+        &p.real("codex", "write-PostToolUse-apply_patch"),
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(p.state()["mutationGeneration"], 1);
     assert_eq!(p.state()["failureStreak"], 0);
@@ -189,7 +201,11 @@ fn a_bare_codex_bash_output_neither_fails_nor_resets_the_streak() {
     let mut marked = bare.clone();
     marked["tool_response"] = json!("Exit code: 0\nWall time: 0 seconds\nOutput:\nok\n");
     p.hook("post-tool-use", "codex", &marked);
-    assert_eq!(p.state()["failureStreak"], 0, "an explicit exit code 0 resets");
+    assert_eq!(
+        p.state()["failureStreak"],
+        0,
+        "an explicit exit code 0 resets"
+    );
     marked["tool_response"] = json!("Process exited with code 3\nOutput:\nfailing\n");
     p.hook("post-tool-use", "codex", &marked);
     p.hook("post-tool-use", "codex", &marked);
@@ -221,9 +237,17 @@ fn an_overwritten_state_is_reported_as_invalid_not_as_a_busy_lock() {
     let p = Proj::new();
     std::fs::write(p.state_path(), "{}\n").unwrap();
     // The write that follows the overwrite cannot be recorded in the state: it becomes debt.
-    let o = p.hook("post-tool-use", "codex", &p.real("codex", "write-PostToolUse-apply_patch"));
+    let o = p.hook(
+        "post-tool-use",
+        "codex",
+        &p.real("codex", "write-PostToolUse-apply_patch"),
+    );
     assert_eq!(code(&o), 0);
-    assert!(stderr(&o).contains("fable state --repair"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fable state --repair"),
+        "{}",
+        stderr(&o)
+    );
     let o = p.hook("stop", "codex", &p.real("codex", "write-Stop"));
     assert_eq!(code(&o), 2);
     let e = stderr(&o);
@@ -236,13 +260,22 @@ fn an_overwritten_state_is_reported_as_invalid_not_as_a_busy_lock() {
 fn state_repair_keeps_what_parses_and_sets_the_broken_file_aside() {
     let p = Proj::new();
     p.ledger("- [ ] parser card\n");
-    assert_eq!(code(&p.cmd(&["phase", "executing", "--card", "parser card"])), 0);
+    assert_eq!(
+        code(&p.cmd(&["phase", "executing", "--card", "parser card"])),
+        0
+    );
     p.hook(
         "post-tool-use",
         "claude",
         &json!({"cwd": p.root, "tool_name": "Write", "tool_input": {"file_path": "a"}}),
     );
-    let o = p.cmd(&["evidence", "pass", "test", "cargo test", "12 passed, 0 failed"]);
+    let o = p.cmd(&[
+        "evidence",
+        "pass",
+        "test",
+        "cargo test",
+        "12 passed, 0 failed",
+    ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let good = p.state();
     // Partly damaged: a bad generation, one bad evidence record, a foreign id.
@@ -280,7 +313,10 @@ fn state_repair_keeps_what_parses_and_sets_the_broken_file_aside() {
     assert_eq!(s["activeCard"], "parser card");
     assert_eq!(s["evidence"].as_array().unwrap().len(), 1);
     assert_eq!(s["mutationGeneration"], 2, "the debt was folded");
-    assert_eq!(s["verifiedGeneration"], 0, "lost verification is not assumed");
+    assert_eq!(
+        s["verifiedGeneration"], 0,
+        "lost verification is not assumed"
+    );
     assert!(std::fs::read_dir(p.fable_dir().join("pending-mutations"))
         .map(|d| d.count() == 0)
         .unwrap_or(true));
@@ -307,8 +343,14 @@ fn state_repair_of_an_empty_object_resets_to_a_fresh_unverified_state() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["ok"], true);
-    assert!(r["reset"].as_array().unwrap().iter().any(|f| f == "phase"), "{r}");
-    assert!(r["brokenCopy"].as_str().unwrap().contains("state.json.broken-"));
+    assert!(
+        r["reset"].as_array().unwrap().iter().any(|f| f == "phase"),
+        "{r}"
+    );
+    assert!(r["brokenCopy"]
+        .as_str()
+        .unwrap()
+        .contains("state.json.broken-"));
     let s = p.state();
     assert_eq!(s["phase"], "idle");
     assert_eq!(s["substantial"], true, "a lost round must verify again");

@@ -53,7 +53,10 @@ pub fn repair(project: &Project, cfg: &Config) -> Result<RepairReport> {
         .map(|m| m.len() > crate::state::MAX_STATE_BYTES)
         .unwrap_or(false);
     let (bytes, reason) = if too_big {
-        (None, format!("larger than {} bytes", crate::state::MAX_STATE_BYTES))
+        (
+            None,
+            format!("larger than {} bytes", crate::state::MAX_STATE_BYTES),
+        )
     } else {
         let Some(b) = fs_safety::read_file(&path, crate::state::MAX_STATE_BYTES)? else {
             return Ok(unchanged(project.read_state()?));

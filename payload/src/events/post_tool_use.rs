@@ -316,9 +316,15 @@ mod tests {
         assert_eq!(exit_status(&json!("failing\n")), None);
         assert_eq!(exit_status(&json!([{"type": "text", "text": "ok"}])), None);
         assert_eq!(exit_status(&Value::Null), None);
-        assert_eq!(exit_status(&json!("Exit code: 0\nOutput:\nok")), Some(false));
+        assert_eq!(
+            exit_status(&json!("Exit code: 0\nOutput:\nok")),
+            Some(false)
+        );
         assert_eq!(exit_status(&json!("Exit code 0\nExit code 2")), Some(true));
-        assert_eq!(exit_status(&json!({"stdout": "ok", "stderr": ""})), Some(false));
+        assert_eq!(
+            exit_status(&json!({"stdout": "ok", "stderr": ""})),
+            Some(false)
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! containing "fork") and small delegations are exempt.
 //!
 //! Lifecycle state is changed only by fable's transactions: a write tool (the PostToolUse
-//! allowlist) whose target is `.fable/state.json`, `.fable/state.lock` or anything under
+//! allowlist) whose target is `.fable/state.json`, `.fable/state.lock`,
+//! `.fable/stop-blocks.json` (the blocked-stop count) or anything under
 //! `.fable/pending-mutations/` is blocked (seed 000: "do not delete the debt directory to unblock
 //! completion"); the agent uses `fable evidence`, `fable phase` and `fable state --sync`
 //! instead. `LEDGER.md` stays editable. Targets are read from `file_path` / `path` /
@@ -147,6 +148,7 @@ pub fn is_protected_path(path: &str) -> bool {
     };
     rel == "state.json"
         || rel == "state.lock"
+        || rel == crate::stop_count::FILE
         || rel == "pending-mutations"
         || rel.starts_with("pending-mutations/")
 }

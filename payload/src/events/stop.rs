@@ -8,11 +8,15 @@
 //! (12 listed, "... and N more"); closed cards without a substantive `evidence:` note block;
 //! and when the round did work (`substantial`, or an unverified mutation generation) the stop
 //! needs fresh verification (see [`crate::state::State::freshness`]) and phase `complete`.
-//! Read-only: Stop never takes the lock and never folds debt.
+//! Stop never folds debt and never writes the state; its one write is the blocked-stop count
+//! ([`crate::stop_count`]), which bounds every block: after `FABLE_STOP_BLOCK_LIMIT` (3)
+//! consecutive blocked stops of a session without progress the next is let through, loudly.
 
 use crate::debt;
+use crate::error::Error;
 use crate::output::Verdict;
-use crate::project::Project;
+use crate::project::{Config, Project};
+use crate::stop_count;
 use crate::{Event, Input};
 
 fn block(event: Event, body: String) -> Verdict {
@@ -24,8 +28,43 @@ fn block(event: Event, body: String) -> Verdict {
     Verdict::Block(format!("[fable] BLOCKED {what}: {body}"))
 }
 
-/// Runs the gate.
-pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
+/// Runs the gate, then bounds a block ([`crate::stop_count`]): past the limit of consecutive
+/// blocked stops of the payload's session without progress, the stop is let through with a
+/// loud note; an allowed stop resets the session's count.
+pub fn run(project: &Project, input: &Input, event: Event, cfg: &Config) -> Verdict {
+    let verdict = gate(project, input, event);
+    let Some(session) = input.session_id.as_deref() else {
+        return verdict;
+    };
+    let reason = match verdict {
+        Verdict::Block(reason) => reason,
+        other => {
+            // Allowed: a failure to forget the count changes nothing (the next blocked stop
+            // merely continues it).
+            let _ = stop_count::clear(project, session, cfg);
+            return other;
+        }
+    };
+    let progress = stop_count::progress(project);
+    match stop_count::record_block(project, session, &progress, cfg) {
+        Ok(stop_count::Count::Block(_)) => Verdict::Block(reason),
+        Ok(stop_count::Count::Release(n)) => Verdict::Note(format!(
+            "[fable] STOP LET THROUGH after {n} consecutive blocked stops in this session \
+             without progress (limit {}, FABLE_STOP_BLOCK_LIMIT), so that the host does not \
+             loop. Nothing is verified; the gate still says: {reason}",
+            cfg.stop_block_limit
+        )),
+        // A live holder of the lock: transient, the block stands uncounted.
+        Err(Error::LockBusy { .. }) => Verdict::Block(reason),
+        Err(e) => Verdict::Note(format!(
+            "[fable] stop let through (failing open): the blocked-stop count could not be \
+             recorded ({e}). The gate says: {reason}"
+        )),
+    }
+}
+
+/// The gate alone, without the bound (read-only; used by `fable state` too).
+pub fn gate(project: &Project, input: &Input, event: Event) -> Verdict {
     if let Err(e) = project.check_safe() {
         return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you)."));
     }
