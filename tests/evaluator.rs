@@ -168,7 +168,10 @@ fn both_entry_points_and_event_spellings_work() {
     let p = Proj::new();
     p.ledger("- [ ] open card\n");
     for ev in ["stop", "Stop", "session-end", "SessionEnd", "AfterAgent"] {
-        let o = p.hook(ev, p.stop_payload(false));
+        // One session per spelling: a session's blocked stops are bounded (tests/stop_cap.rs).
+        let mut payload = p.stop_payload(false);
+        payload["session_id"] = json!(ev);
+        let o = p.hook(ev, payload);
         assert_eq!(code(&o), 2, "{ev}");
     }
     // `fable hook EVENT` and a real symlink named fable-hook.
@@ -711,7 +714,7 @@ fn foreign_workspace_id_blocks_stop_as_invalid_state_and_is_never_rebound() {
         let o = p.hook("stop", p.stop_payload(active));
         assert_eq!(code(&o), 2);
         assert!(
-            stderr(&o).contains("invalid state") && stderr(&o).contains("another workspace"),
+            stderr(&o).contains("is not valid") && stderr(&o).contains("another workspace"),
             "{}",
             stderr(&o)
         );

@@ -10,4 +10,6 @@ mod git_hooks;
 mod hosts;
 mod install;
 mod nudge;
+mod real_clients;
+mod stop_cap;
 mod update;

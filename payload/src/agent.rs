@@ -23,7 +23,8 @@ pub const LEDGER_TEMPLATE: &str = "# fable ledger\n\n\
 <!-- One card per line: `- [ ] open`, `- [x] closed -- evidence: <command and result>`,\n\
      `- [~] deferred -- reason`. A line `PAUSED: reason` pauses enforcement. -->\n";
 
-const GITIGNORE: &str = "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\n";
+const GITIGNORE: &str =
+    "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\nstate.json.broken-*\nstop-blocks.json\n";
 
 /// Tunables for the commands: like the evaluator's, but a longer default lock wait (5 s).
 pub fn command_config() -> Config {
@@ -320,7 +321,7 @@ pub fn report(project: &Project) -> Value {
     let ledger = project.read_ledger();
     let debt = debt::snapshot(&project.fable_dir, &project.workspace_id);
     let input = crate::normalize::normalize(&serde_json::Map::new());
-    let stop = events::stop::run(project, &input, Event::Stop);
+    let stop = events::stop::gate(project, &input, Event::Stop);
     let (stop_blocks, stop_reason) = match &stop {
         crate::Verdict::Block(r) => (true, Value::String(r.clone())),
         _ => (false, Value::Null),

@@ -35,8 +35,10 @@ pub enum Error {
     /// fable's install home (`FABLE_HOME`) was about to be used as a project's state.
     #[error("{0}")]
     InstallHome(String),
-    /// `.fable/state.json` exists but is not a valid state of this workspace.
-    #[error("invalid state {}: {reason}", path.display())]
+    /// `.fable/state.json` exists but is not a valid state of this workspace. The message
+    /// names the repair (`fable state --repair`), so that a block or a note caused by it never
+    /// reads as another problem (such as a busy lock).
+    #[error("{} is not valid: {reason}; run `fable state --repair`", path.display())]
     InvalidState {
         /// The state file.
         path: PathBuf,

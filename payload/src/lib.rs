@@ -18,8 +18,9 @@
 //!   always block (unless `PAUSED: reason`).
 //! - Invalid state (unparseable, unknown schema, foreign `workspaceId`) blocks Stop even when
 //!   `stop_hook_active` is set, like unsafe paths and mutation debt: it is an integrity problem.
-//! - Stop and SessionStart are read-only; only PostToolUse(Failure) and the agent commands run
-//!   transactions (and so fold mutation debt).
+//! - Stop and SessionStart never change the state; only PostToolUse(Failure) and the agent
+//!   commands run transactions (and so fold mutation debt). Stop's one write is the bounded
+//!   blocked-stop count (`stop_count`).
 //! - A relative workspace path in a payload is invalid authority (hosts send absolute paths).
 //! - Cursor's `stop` hook cannot block: its blocking form is `followup_message` with exit 0.
 //! - `fable phase complete` is refused while Stop would still block for verification or cards.
@@ -38,7 +39,9 @@ pub mod lock;
 pub mod normalize;
 pub mod output;
 pub mod project;
+pub mod repair;
 pub mod state;
+pub mod stop_count;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -179,7 +182,9 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
         Event::PreToolUse => events::pre_tool_use::run(&project, req.config),
         Event::PostToolUse => events::post_tool_use::run(&project, input, req.config, false),
         Event::PostToolUseFailure => events::post_tool_use::run(&project, input, req.config, true),
-        Event::Stop | Event::SessionEnd => events::stop::run(&project, input, req.event),
+        Event::Stop | Event::SessionEnd => {
+            events::stop::run(&project, input, req.event, req.config)
+        }
         // `evaluate` passes only the evaluated events.
         _ => Verdict::Allow,
     }

@@ -50,6 +50,9 @@ pub struct Input {
     /// How the run ended, where the host says so on stop (Cursor: `completed`, `aborted`,
     /// `error`).
     pub stop_status: Option<String>,
+    /// The session (`session_id` / `sessionId`; Cursor `conversation_id` / `conversationId`),
+    /// when given as a non-empty string: the key of the Stop block count.
+    pub session_id: Option<String>,
 }
 
 const AUTHORITY_KEYS: &[&str] = &[
@@ -163,6 +166,18 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
             .and_then(Value::as_str)
             .map(str::to_owned),
         stop_status: m.get("status").and_then(Value::as_str).map(str::to_owned),
+        session_id: first(
+            m,
+            &[
+                "session_id",
+                "sessionId",
+                "conversation_id",
+                "conversationId",
+            ],
+        )
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned),
     }
 }
 

@@ -24,6 +24,9 @@ pub struct Config {
     pub durable: bool,
     /// Delegations at least this long need an open card (`FABLE_SPAWN_MIN_CHARS`, 1500).
     pub spawn_min_chars: usize,
+    /// Consecutive blocked stops of one session without progress before the next is let
+    /// through (`FABLE_STOP_BLOCK_LIMIT`, 3); see [`crate::stop_count`].
+    pub stop_block_limit: u32,
 }
 
 impl Default for Config {
@@ -32,12 +35,14 @@ impl Default for Config {
             lock_wait: Duration::from_millis(1000),
             durable: true,
             spawn_min_chars: 1500,
+            stop_block_limit: crate::stop_count::DEFAULT_LIMIT,
         }
     }
 }
 
 impl Config {
-    /// The defaults overridden by `FABLE_LOCK_WAIT_MS` and `FABLE_SPAWN_MIN_CHARS`.
+    /// The defaults overridden by `FABLE_LOCK_WAIT_MS`, `FABLE_SPAWN_MIN_CHARS` and
+    /// `FABLE_STOP_BLOCK_LIMIT` (there is no project configuration file).
     pub fn from_env() -> Self {
         let mut c = Config::default();
         let num = |k: &str| {
@@ -50,6 +55,9 @@ impl Config {
         }
         if let Some(v) = num("FABLE_SPAWN_MIN_CHARS") {
             c.spawn_min_chars = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = num("FABLE_STOP_BLOCK_LIMIT") {
+            c.stop_block_limit = u32::try_from(v).unwrap_or(u32::MAX);
         }
         c
     }
@@ -209,6 +217,7 @@ mod tests {
             lock_wait: Duration::from_millis(50),
             durable: false,
             spawn_min_chars: 1500,
+            stop_block_limit: 3,
         };
         (t, Project::new(&root), cfg)
     }

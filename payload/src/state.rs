@@ -425,7 +425,7 @@ impl State {
     }
 }
 
-fn evidence_of(r: &Value, version: u64) -> std::result::Result<Evidence, String> {
+pub(crate) fn evidence_of(r: &Value, version: u64) -> std::result::Result<Evidence, String> {
     let Value::Object(o) = r else {
         return Err("not an object".into());
     };

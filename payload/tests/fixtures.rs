@@ -23,6 +23,7 @@ impl Env {
             lock_wait: Duration::from_millis(500),
             durable: false,
             spawn_min_chars: 1500,
+            ..Config::default()
         };
         agent::init(&root, &config).unwrap();
         Env {

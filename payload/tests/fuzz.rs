@@ -254,6 +254,7 @@ fn ten_thousand_payloads_to_every_event() {
         lock_wait: Duration::from_millis(5),
         durable: false,
         spawn_min_chars: 1500,
+        ..Config::default()
     };
     let hosts = [Host::Claude, Host::Codex, Host::Gemini, Host::Cursor];
     let mut blocks = 0usize;

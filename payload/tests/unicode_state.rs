@@ -46,6 +46,7 @@ fn config() -> Config {
         lock_wait: Duration::from_millis(5),
         durable: false,
         spawn_min_chars: 1500,
+        ..Config::default()
     }
 }
 

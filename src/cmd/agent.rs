@@ -1,4 +1,5 @@
-//! Agent-facing commands: `fable init`, `fable evidence`, `fable phase`, `fable state`.
+//! Agent-facing commands: `fable init`, `fable evidence`, `fable phase`, `fable state`
+//! (`--sync`, `--repair`).
 //!
 //! They run in the project governing the current directory (the evaluator's discovery: walk up
 //! to the first `.fable/`, stopping at any `.git` entry, skipping fable's install home and
@@ -70,15 +71,19 @@ pub struct PhaseArgs {
     pub json: bool,
 }
 
-/// `fable state [--json] [--sync]`.
+/// `fable state [--json] [--sync | --repair]`.
 #[derive(Args, Debug)]
 pub struct StateArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
     /// Run an empty transaction first, folding pending mutation debt into the state.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     pub sync: bool,
+    /// Rebuild an invalid state.json, keeping what parses (phase, generations, evidence,
+    /// ...); the broken file is kept as `state.json.broken-<secs>`. A valid state is left alone.
+    #[arg(long)]
+    pub repair: bool,
 }
 
 fn cwd() -> anyhow::Result<PathBuf> {
@@ -204,12 +209,62 @@ impl Run for PhaseArgs {
     }
 }
 
+/// `fable state --repair`: prints what was kept and what was reset.
+fn repair(project: &fable_payload::project::Project, json_out: bool) -> anyhow::Result<i32> {
+    let r = match fable_payload::repair::repair(project, &agent::command_config()) {
+        Ok(r) => r,
+        Err(e) => return fail(e, json_out),
+    };
+    if json_out {
+        println!(
+            "{}",
+            json!({"ok": true, "repaired": r.repaired, "reason": r.reason,
+                   "brokenCopy": r.broken_copy, "kept": r.kept, "reset": r.reset,
+                   "folded": r.folded, "state": r.state})
+        );
+        return Ok(0);
+    }
+    if !r.repaired {
+        println!(
+            "{}: state is valid, nothing to repair ({})",
+            project.state_path().display(),
+            summary(&r.state)
+        );
+        return Ok(0);
+    }
+    println!(
+        "repaired {} ({})",
+        project.state_path().display(),
+        r.reason.as_deref().unwrap_or_default()
+    );
+    if let Some(c) = &r.broken_copy {
+        println!("the broken file is kept as {}", c.display());
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "nothing".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    println!("kept: {}", list(&r.kept));
+    println!("reset: {}", list(&r.reset));
+    if r.folded > 0 {
+        println!("folded {} pending mutation(s)", r.folded);
+    }
+    println!("{}", summary(&r.state));
+    Ok(0)
+}
+
 impl Run for StateArgs {
     fn run(self) -> anyhow::Result<i32> {
         let project = match agent::find(&cwd()?) {
             Ok(p) => p,
             Err(e) => return fail(e, self.json),
         };
+        if self.repair {
+            return repair(&project, self.json);
+        }
         let mut folded = 0;
         if self.sync {
             match agent::sync(&project, &agent::command_config()) {

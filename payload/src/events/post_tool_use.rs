@@ -4,8 +4,11 @@
 //!   without a tool name counts) advances `mutationGeneration` by one, even when it failed: a
 //!   tool can change the workspace partially before reporting failure.
 //! - A command tool (`Bash`, Codex `shell` / `exec_command`, Gemini `run_shell_command`, ...)
-//!   is a failure when its `tool_response` says so (see [`failed`]); two consecutive failures
-//!   move the state to `recovering` (unless `complete`); a success resets the streak.
+//!   is a failure when its `tool_response` says so (see [`exit_status`]); two consecutive
+//!   failures move the state to `recovering` (unless `complete`); a success resets the streak.
+//!   A response that says nothing about the exit (Codex's `Bash` sends the bare output string,
+//!   without an exit code, and no PostToolUseFailure) is unknown: not a failure, and the streak
+//!   is left as it is.
 //! - PostToolUseFailure counts as a failure for any tool.
 //!
 //! When the state lock cannot be taken in time, a mutation leaves a debt token (seed 000); a
@@ -87,66 +90,92 @@ pub fn relevant(input: &Input) -> bool {
     is_write(input) || is_command(input)
 }
 
-/// Whether a tool response reports a failure: a non-zero `exit_code` / `exitCode` /
-/// `returncode` / `status` / `code` (also under `metadata`), `is_error` / `isError: true`,
-/// `success: false`, a non-empty `error`, or a line starting `Exit code N` (N ≠ 0) in the
-/// response text (`output`, `content`, `llmContent`, `returnDisplay`, `result`, or the response
-/// itself when it is a string or a list of text blocks).
+/// Whether a tool response reports a failure: [`exit_status`] is `Some(true)`.
 pub fn failed(resp: &Value) -> bool {
+    exit_status(resp) == Some(true)
+}
+
+/// What a command tool's response says about its exit: `Some(true)` failed, `Some(false)`
+/// succeeded, `None` unknown.
+///
+/// A failure is a non-zero `exit_code` / `exitCode` / `returncode` / `status` / `code` (also
+/// under `metadata`), `is_error` / `isError: true`, `success: false`, a non-empty `error`, or a
+/// line starting `Exit code N` / `Process exited with code N` (N ≠ 0) in the response text
+/// (`output`, `content`, `llmContent`, `returnDisplay`, `result`, or the response itself when
+/// it is a string or a list of text blocks). A structured response (an object) without any of
+/// these is a success. Bare text (a string or a list of text blocks, as Codex 0.171 sends for
+/// `Bash`: the output only, even after `exit 3`) is a success only with an `Exit code 0`
+/// marker, and is *unknown* without one; an absent response is unknown too.
+pub fn exit_status(resp: &Value) -> Option<bool> {
     match resp {
         Value::String(s) => exit_code_text(s),
-        Value::Array(a) => a.iter().any(|b| match b {
-            Value::String(s) => exit_code_text(s),
-            Value::Object(o) => o
-                .get("text")
-                .and_then(Value::as_str)
-                .is_some_and(exit_code_text),
-            _ => false,
-        }),
-        Value::Object(o) => {
-            for k in [
-                "exit_code",
-                "exitCode",
-                "returncode",
-                "returnCode",
-                "status",
-                "code",
-            ] {
-                if let Some(n) = o.get(k).and_then(Value::as_i64) {
-                    if n != 0 {
-                        return true;
-                    }
-                    break;
-                }
-            }
-            if let Some(m @ Value::Object(_)) = o.get("metadata") {
-                if failed(m) {
-                    return true;
-                }
-            }
-            if o.get("is_error").or_else(|| o.get("isError")) == Some(&Value::Bool(true)) {
-                return true;
-            }
-            if o.get("success") == Some(&Value::Bool(false)) {
-                return true;
-            }
-            match o.get("error") {
-                Some(Value::String(s)) if !s.trim().is_empty() => return true,
-                Some(Value::Object(e)) if !e.is_empty() => return true,
-                _ => {}
-            }
-            ["output", "content", "llmContent", "returnDisplay", "result"]
-                .iter()
-                .filter_map(|k| o.get(*k))
-                .any(|v| matches!(v, Value::String(_) | Value::Array(_)) && failed(v))
-        }
-        _ => false,
+        Value::Array(a) => text_blocks_status(a),
+        Value::Object(o) => Some(object_failed(o)),
+        _ => None,
     }
 }
 
-/// A line beginning `Exit code N` or `Exit code: N` with N ≠ 0.
-fn exit_code_text(s: &str) -> bool {
-    s.lines().take(200).any(|l| {
+fn text_blocks_status(a: &[Value]) -> Option<bool> {
+    let mut status = None;
+    for b in a {
+        let s = match b {
+            Value::String(s) => Some(s.as_str()),
+            Value::Object(o) => o.get("text").and_then(Value::as_str),
+            _ => None,
+        };
+        match s.and_then(exit_code_text) {
+            Some(true) => return Some(true),
+            Some(false) => status = Some(false),
+            None => {}
+        }
+    }
+    status
+}
+
+fn object_failed(o: &serde_json::Map<String, Value>) -> bool {
+    for k in [
+        "exit_code",
+        "exitCode",
+        "returncode",
+        "returnCode",
+        "status",
+        "code",
+    ] {
+        if let Some(n) = o.get(k).and_then(Value::as_i64) {
+            if n != 0 {
+                return true;
+            }
+            break;
+        }
+    }
+    if let Some(Value::Object(m)) = o.get("metadata") {
+        if object_failed(m) {
+            return true;
+        }
+    }
+    if o.get("is_error").or_else(|| o.get("isError")) == Some(&Value::Bool(true)) {
+        return true;
+    }
+    if o.get("success") == Some(&Value::Bool(false)) {
+        return true;
+    }
+    match o.get("error") {
+        Some(Value::String(s)) if !s.trim().is_empty() => return true,
+        Some(Value::Object(e)) if !e.is_empty() => return true,
+        _ => {}
+    }
+    ["output", "content", "llmContent", "returnDisplay", "result"]
+        .iter()
+        .filter_map(|k| o.get(*k))
+        .any(|v| matches!(v, Value::String(_) | Value::Array(_)) && failed(v))
+}
+
+/// The exit-code markers of the text: `Some(true)` when a line begins `Exit code N` /
+/// `Exit Code: N` / `Process exited with code N` with N ≠ 0, `Some(false)` when such lines
+/// all say 0, `None` when there is none (first 200 lines).
+fn exit_code_text(s: &str) -> Option<bool> {
+    let mut status = None;
+    for l in s.lines().take(200) {
         // `Exit code 1` (Claude, Codex), `Exit Code: 1` (Gemini's run_shell_command),
         // `Process exited with code 1` (Codex unified exec).
         let line = l.trim_start();
@@ -156,22 +185,36 @@ fn exit_code_text(s: &str) -> bool {
         } else if lower.starts_with("process exited with code") {
             &line["process exited with code".len()..]
         } else {
-            return false;
+            continue;
         };
         let rest = rest.trim_start_matches([':', ' ']);
         let digits: String = rest
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '-')
             .collect();
-        digits.parse::<i64>().is_ok_and(|n| n != 0)
-    })
+        match digits.parse::<i64>() {
+            Ok(0) => status = Some(false),
+            Ok(_) => return Some(true),
+            Err(_) => {}
+        }
+    }
+    status
 }
 
 /// Runs the handler; `failure_event` is true for PostToolUseFailure.
 pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) -> Verdict {
     let mutation = is_write(input);
-    let command = failure_event || is_command(input);
-    let failure = failure_event || (command && failed(&input.tool_response));
+    // `None`: a command whose exit is unknown (see [`exit_status`]) neither counts as a failure
+    // nor ends a streak.
+    let command_status = if failure_event {
+        Some(true)
+    } else if is_command(input) {
+        exit_status(&input.tool_response)
+    } else {
+        None
+    };
+    let command = command_status.is_some();
+    let failure = command_status == Some(true);
     if let Err(e) = project.check_safe() {
         return Verdict::Note(format!("[fable] state not updated: {e}"));
     }
@@ -265,6 +308,23 @@ mod tests {
         assert!(!failed(&json!({"llmContent": "Command: ls\nExit Code: 0"})));
         assert!(failed(&json!({"output": "Process exited with code 1"})));
         assert!(failed(&json!({"exit_code": 0, "is_error": true})));
+    }
+
+    #[test]
+    fn bare_text_without_a_marker_is_unknown() {
+        // Codex 0.171's Bash response after `exit 3`.
+        assert_eq!(exit_status(&json!("failing\n")), None);
+        assert_eq!(exit_status(&json!([{"type": "text", "text": "ok"}])), None);
+        assert_eq!(exit_status(&Value::Null), None);
+        assert_eq!(
+            exit_status(&json!("Exit code: 0\nOutput:\nok")),
+            Some(false)
+        );
+        assert_eq!(exit_status(&json!("Exit code 0\nExit code 2")), Some(true));
+        assert_eq!(
+            exit_status(&json!({"stdout": "ok", "stderr": ""})),
+            Some(false)
+        );
     }
 
     #[test]

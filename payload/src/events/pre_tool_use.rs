@@ -8,12 +8,16 @@
 //! containing "fork") and small delegations are exempt.
 //!
 //! Lifecycle state is changed only by fable's transactions: a write tool (the PostToolUse
-//! allowlist) whose target is `.fable/state.json`, `.fable/state.lock` or anything under
+//! allowlist) whose target is `.fable/state.json`, `.fable/state.lock`,
+//! `.fable/stop-blocks.json` (the blocked-stop count) or anything under
 //! `.fable/pending-mutations/` is blocked (seed 000: "do not delete the debt directory to unblock
 //! completion"); the agent uses `fable evidence`, `fable phase` and `fable state --sync`
 //! instead. `LEDGER.md` stays editable. Targets are read from `file_path` / `path` /
 //! `notebook_path` / `filePath` / `target_file` / `absolute_path` and from apply_patch file
-//! headers. Everything else is allowed without touching the filesystem.
+//! headers (`*** Add File:`, `*** Update File:`, `*** Delete File:`, `*** Move to:`) in the
+//! patch text, which Codex 0.171 sends as `tool_input.command` (older forms: `input`, `patch`);
+//! header paths are relative to the payload's `cwd` or absolute. Everything else is allowed
+//! without touching the filesystem.
 
 use serde_json::Value;
 
@@ -93,6 +97,8 @@ const PATH_FIELDS: &[&str] = &[
     "target_file",
     "absolute_path",
 ];
+/// Where a patch tool carries its patch text (Codex `apply_patch`: `command`).
+const PATCH_FIELDS: &[&str] = &["command", "input", "patch"];
 const PATCH_HEADERS: &[&str] = &[
     "*** Add File:",
     "*** Update File:",
@@ -142,6 +148,7 @@ pub fn is_protected_path(path: &str) -> bool {
     };
     rel == "state.json"
         || rel == "state.lock"
+        || rel == crate::stop_count::FILE
         || rel == "pending-mutations"
         || rel.starts_with("pending-mutations/")
 }
@@ -159,10 +166,12 @@ pub fn protected_target(input: &Input) -> Option<String> {
             }
         }
     }
-    let patch = ti
-        .get("input")
-        .or_else(|| ti.get("patch"))
-        .and_then(Value::as_str)?;
+    // Codex 0.171 sends `apply_patch` as `{"command": "*** Begin Patch\n..."}`; older forms
+    // used `input` or `patch`. Only patch header lines are read, so a command string that is
+    // not a patch names no target.
+    let patch = PATCH_FIELDS
+        .iter()
+        .find_map(|k| ti.get(k).and_then(Value::as_str))?;
     patch.lines().find_map(|l| {
         let l = l.trim();
         let target = PATCH_HEADERS.iter().find_map(|h| l.strip_prefix(h))?.trim();

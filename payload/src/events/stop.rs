@@ -1,17 +1,22 @@
 //! Stop and SessionEnd: the verification gate.
 //!
 //! Always blocks (even when the host says `stop_hook_active`): unsafe lifecycle paths, an
-//! invalid state (including a foreign `workspaceId`), and mutation debt (any entry in
+//! invalid state (including a foreign `workspaceId`; named as such, with the repair
+//! `fable state --repair`, even when mutation debt is pending too), and mutation debt (any entry in
 //! `.fable/pending-mutations/`, or an integrity error there). Otherwise `stop_hook_active`
 //! allows the stop (loop safety). Then: a `PAUSED: reason` ledger allows; open cards block
 //! (12 listed, "... and N more"); closed cards without a substantive `evidence:` note block;
 //! and when the round did work (`substantial`, or an unverified mutation generation) the stop
 //! needs fresh verification (see [`crate::state::State::freshness`]) and phase `complete`.
-//! Read-only: Stop never takes the lock and never folds debt.
+//! Stop never folds debt and never writes the state; its one write is the blocked-stop count
+//! ([`crate::stop_count`]), which bounds every block: after `FABLE_STOP_BLOCK_LIMIT` (3)
+//! consecutive blocked stops of a session without progress the next is let through, loudly.
 
 use crate::debt;
+use crate::error::Error;
 use crate::output::Verdict;
-use crate::project::Project;
+use crate::project::{Config, Project};
+use crate::stop_count;
 use crate::{Event, Input};
 
 fn block(event: Event, body: String) -> Verdict {
@@ -23,11 +28,52 @@ fn block(event: Event, body: String) -> Verdict {
     Verdict::Block(format!("[fable] BLOCKED {what}: {body}"))
 }
 
-/// Runs the gate.
-pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
+/// Runs the gate, then bounds a block ([`crate::stop_count`]): past the limit of consecutive
+/// blocked stops of the payload's session without progress, the stop is let through with a
+/// loud note; an allowed stop resets the session's count.
+pub fn run(project: &Project, input: &Input, event: Event, cfg: &Config) -> Verdict {
+    let verdict = gate(project, input, event);
+    let Some(session) = input.session_id.as_deref() else {
+        return verdict;
+    };
+    let reason = match verdict {
+        Verdict::Block(reason) => reason,
+        other => {
+            // Allowed: a failure to forget the count changes nothing (the next blocked stop
+            // merely continues it).
+            let _ = stop_count::clear(project, session, cfg);
+            return other;
+        }
+    };
+    let progress = stop_count::progress(project);
+    match stop_count::record_block(project, session, &progress, cfg) {
+        Ok(stop_count::Count::Block(_)) => Verdict::Block(reason),
+        Ok(stop_count::Count::Release(n)) => Verdict::Note(format!(
+            "[fable] STOP LET THROUGH after {n} consecutive blocked stops in this session \
+             without progress (limit {}, FABLE_STOP_BLOCK_LIMIT), so that the host does not \
+             loop. Nothing is verified; the gate still says: {reason}",
+            cfg.stop_block_limit
+        )),
+        // A live holder of the lock: transient, the block stands uncounted.
+        Err(Error::LockBusy { .. }) => Verdict::Block(reason),
+        Err(e) => Verdict::Note(format!(
+            "[fable] stop let through (failing open): the blocked-stop count could not be \
+             recorded ({e}). The gate says: {reason}"
+        )),
+    }
+}
+
+/// The gate alone, without the bound (read-only; used by `fable state` too).
+pub fn gate(project: &Project, input: &Input, event: Event) -> Verdict {
     if let Err(e) = project.check_safe() {
         return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you)."));
     }
+    // The state is read before the debt: a mutation that could not be recorded because the
+    // state is invalid is debt too, and the cause to name is the state, not the lock.
+    let state = match project.read_state() {
+        Ok(s) => s,
+        Err(e) => return block(event, e.to_string()),
+    };
     match debt::snapshot(&project.fable_dir, &project.workspace_id) {
         Err(e) => {
             return block(event, format!("{e}. Repair the mutation debt as state; deleting the directory is not a fix."))
@@ -36,8 +82,8 @@ pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
             return block(
                 event,
                 format!(
-                    "{} workspace mutation(s) are pending in {} (the state lock was busy). Run any \
-                     state transaction (e.g. `fable state --sync`) to fold them, then verify again.",
+                    "{} workspace mutation(s) are pending in {} (they could not be recorded in the \
+                     state when they happened, e.g. the state lock was busy). Run any state transaction (e.g. `fable state --sync`) to fold them, then verify again.",
                     s.outstanding(),
                     debt::dir(&project.fable_dir).display()
                 ),
@@ -45,15 +91,6 @@ pub fn run(project: &Project, input: &Input, event: Event) -> Verdict {
         }
         Ok(_) => {}
     }
-    let state = match project.read_state() {
-        Ok(s) => s,
-        Err(e) => {
-            return block(
-                event,
-                format!("{e}. Repair or remove .fable/state.json (then `fable init`)."),
-            )
-        }
-    };
     if input.stop_hook_active {
         return Verdict::Allow;
     }

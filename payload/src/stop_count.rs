@@ -1,0 +1,244 @@
+//! The bound on blocked stops: `.fable/stop-blocks.json`.
+//!
+//! Claude Code ends a blocked stop after 8 continuations; Codex and Gemini do not (a real Codex
+//! turn made 452 model calls in two minutes, Gemini ran AfterAgent 1,822 times in 59 s), and
+//! neither host's `stop_hook_active` can count them (Codex sets it on every retry, Gemini only
+//! when the model answers in plain text again). So fable counts, per session, the consecutive
+//! blocked stops (Stop and SessionEnd) without progress; once the count passes the limit
+//! (`FABLE_STOP_BLOCK_LIMIT`, default [`DEFAULT_LIMIT`]) the stop is let through with a loud
+//! note, whatever the cause (open cards, stale verification, invalid state, mutation debt,
+//! unsafe paths), and the count starts again.
+//!
+//! - Key: the payload's `session_id` (Cursor `conversation_id`), stored hashed (16 hex digits
+//!   of sha256). A payload without one is not counted.
+//! - Progress resets the count: a blocked stop whose [`progress`] fingerprint (mutation
+//!   generation, the newest evidence record, pending mutation tokens) differs from the one of
+//!   the previous blocked stop counts as the first again. Failed commands, phase changes and
+//!   ledger edits are not progress.
+//! - An allowed stop removes the session's entry.
+//! - Bounded: at most [`MAX_SESSIONS`] entries (the oldest dropped), read up to [`MAX_BYTES`];
+//!   a file that does not parse, or is larger, is started afresh.
+//! - Written atomically (temp file, rename) under `.fable/state.lock` with a short wait; when
+//!   the lock itself is an unsafe path (the gate already blocks for that) the count is written
+//!   without it rather than not at all. The caller keeps the block when the lock is busy (a
+//!   live holder, transient) and fails open on any other failure to record.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::fs_safety;
+use crate::lock::Lock;
+use crate::project::{Config, Project};
+
+/// The file's name inside `.fable/`.
+pub const FILE: &str = "stop-blocks.json";
+/// Default of `FABLE_STOP_BLOCK_LIMIT`.
+pub const DEFAULT_LIMIT: u32 = 3;
+/// Sessions remembered.
+pub const MAX_SESSIONS: usize = 32;
+/// Largest file read (bytes).
+pub const MAX_BYTES: u64 = 16 * 1024;
+/// Longest wait for the state lock when recording a count.
+const LOCK_WAIT: Duration = Duration::from_millis(250);
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Counts {
+    sessions: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    /// The hashed session id.
+    session: String,
+    /// Consecutive blocked stops without progress.
+    blocks: u32,
+    /// The [`progress`] fingerprint at the last blocked stop.
+    progress: String,
+    /// Unix seconds of the last blocked stop.
+    at: u64,
+}
+
+/// What recording a blocked stop decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// The block stands: this is the `n`-th consecutive blocked stop (n ≤ limit).
+    Block(u32),
+    /// The limit was passed after `n` blocked stops: let this one through (the count is reset).
+    Release(u32),
+}
+
+fn path(project: &Project) -> PathBuf {
+    project.fable_dir.join(FILE)
+}
+
+fn key(session: &str) -> String {
+    let d = Sha256::digest(session.as_bytes());
+    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The progress fingerprint of `project`: its mutation generation, its newest evidence
+/// record and its pending mutation tokens (each "?" when unreadable).
+pub fn progress(project: &Project) -> String {
+    let state = match project.read_state() {
+        Ok(s) => {
+            let newest = s
+                .evidence
+                .last()
+                .map(|e| {
+                    format!(
+                        "{}|{}|{}|{}|{}",
+                        e.result, e.kind, e.detail, e.generation, e.recorded_at
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "{}:{}:{}",
+                s.mutation_generation,
+                s.evidence.len(),
+                key(&newest)
+            )
+        }
+        Err(_) => "?".to_owned(),
+    };
+    let debt = crate::debt::snapshot(&project.fable_dir, &project.workspace_id)
+        .map(|s| s.outstanding().to_string())
+        .unwrap_or_else(|_| "?".to_owned());
+    format!("{state}/{debt}")
+}
+
+/// Reads the counts; anything unreadable as counts (corrupt, oversized) is empty. A missing
+/// file is `None`.
+fn read(project: &Project) -> Result<Option<Counts>> {
+    let p = path(project);
+    if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && m.len() > MAX_BYTES) {
+        return Ok(Some(Counts::default()));
+    }
+    Ok(
+        fs_safety::read_file(&p, MAX_BYTES)?
+            .map(|b| serde_json::from_slice(&b).unwrap_or_default()),
+    )
+}
+
+fn write(project: &Project, counts: &Counts, durable: bool) -> Result<()> {
+    // Serialising strings and integers cannot fail.
+    let bytes = serde_json::to_vec(counts).unwrap_or_default();
+    fs_safety::write_atomic(&path(project), &bytes, durable)
+}
+
+/// Takes the state lock for a count, or none when the lock path itself is unsafe.
+fn lock(project: &Project, cfg: &Config) -> Result<Option<Lock>> {
+    if !fs_safety::check_dir(&project.fable_dir)? {
+        return Err(Error::unsafe_path(&project.fable_dir, "disappeared"));
+    }
+    match Lock::acquire(&project.lock_path(), cfg.lock_wait.min(LOCK_WAIT)) {
+        Ok(l) => Ok(Some(l)),
+        Err(Error::Unsafe { path, .. }) if path == project.lock_path() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Records one blocked stop of `session` with the current `progress` fingerprint.
+pub fn record_block(
+    project: &Project,
+    session: &str,
+    progress: &str,
+    cfg: &Config,
+) -> Result<Count> {
+    let _lock = lock(project, cfg)?;
+    let mut counts = read(project)?.unwrap_or_default();
+    let k = key(session);
+    let previous = counts
+        .sessions
+        .iter()
+        .position(|e| e.session == k)
+        .map(|i| counts.sessions.remove(i));
+    let n = match previous {
+        Some(e) if e.progress == progress => e.blocks.saturating_add(1),
+        _ => 1,
+    };
+    let verdict = if n > cfg.stop_block_limit {
+        Count::Release(n - 1)
+    } else {
+        counts.sessions.push(Entry {
+            session: k,
+            blocks: n,
+            progress: progress.to_owned(),
+            at: now(),
+        });
+        Count::Block(n)
+    };
+    if counts.sessions.len() > MAX_SESSIONS {
+        counts.sessions.sort_by_key(|e| std::cmp::Reverse(e.at));
+        counts.sessions.truncate(MAX_SESSIONS);
+    }
+    write(project, &counts, cfg.durable)?;
+    Ok(verdict)
+}
+
+/// Forgets `session`'s count after an allowed stop. Reads without the lock first, so an
+/// allowed stop of a session that was never blocked writes nothing.
+pub fn clear(project: &Project, session: &str, cfg: &Config) -> Result<()> {
+    let k = key(session);
+    let listed = |c: &Option<Counts>| {
+        c.as_ref()
+            .is_some_and(|c| c.sessions.iter().any(|e| e.session == k))
+    };
+    if !listed(&read(project)?) {
+        return Ok(());
+    }
+    let _lock = lock(project, cfg)?;
+    let Some(mut counts) = read(project)? else {
+        return Ok(());
+    };
+    counts.sessions.retain(|e| e.session != k);
+    write(project, &counts, cfg.durable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Project, Config) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join(".fable")).unwrap();
+        let cfg = Config {
+            durable: false,
+            ..Config::default()
+        };
+        (t, Project::new(&root), cfg)
+    }
+
+    #[test]
+    fn counts_release_and_reset_on_progress() {
+        let (_t, p, cfg) = project();
+        for n in 1..=3 {
+            assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(n));
+        }
+        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Release(3));
+        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(1));
+        assert_eq!(record_block(&p, "s", "b", &cfg).unwrap(), Count::Block(1));
+        assert_eq!(record_block(&p, "t", "b", &cfg).unwrap(), Count::Block(1));
+        clear(&p, "s", &cfg).unwrap();
+        assert_eq!(record_block(&p, "s", "b", &cfg).unwrap(), Count::Block(1));
+        assert!(!p.lock_path().exists(), "the lock is released");
+    }
+
+    #[test]
+    fn clear_of_an_unknown_session_writes_nothing() {
+        let (_t, p, cfg) = project();
+        clear(&p, "s", &cfg).unwrap();
+        assert!(!path(&p).exists());
+    }
+}
