@@ -159,7 +159,9 @@ fn outside_a_project_nothing_happens() {
     ] {
         let o = p.hook_in(&plain, ev, &[], &json!({"cwd": plain}).to_string(), &[]);
         assert_eq!(code(&o), 0, "{ev}: {}", stderr(&o));
-        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{ev}");
+        // Claude's PreToolUse allow is `{}` (documented as the same as no output).
+        let want = if ev == "pre-tool-use" { "{}\n" } else { "" };
+        assert!(stdout(&o) == want && o.stderr.is_empty(), "{ev}");
     }
 }
 
@@ -354,6 +356,7 @@ fn host_authority_aliases_are_honoured() {
         );
         assert_eq!(code(&o), 2, "{key}");
     }
+    // `workspace_roots` is Cursor's: a Claude entry that Cursor runs answers in Cursor's form.
     let o = p.hook_in(
         &plain,
         "stop",
@@ -361,7 +364,11 @@ fn host_authority_aliases_are_honoured() {
         &json!({"workspace_roots": [p.root]}).to_string(),
         &[],
     );
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 0);
+    assert!(stdout_json(&o)["followup_message"]
+        .as_str()
+        .unwrap()
+        .contains("open card"));
     // From a subdirectory the walk finds the project's .fable/.
     let sub = p.root.join("src/deep");
     std::fs::create_dir_all(&sub).unwrap();
@@ -1043,8 +1050,9 @@ fn cursor_forms() {
 #[test]
 fn gemini_forms() {
     let p = Proj::new();
+    // Gemini labels an exit-2 block "Hook failed"; the same JSON with exit 0 blocks cleanly.
     let o = p.hook_host("BeforeTool", "gemini", delegation(&p.cwd()));
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 0);
     assert_eq!(stdout_json(&o)["decision"], "deny");
     assert!(stdout_json(&o)["reason"]
         .as_str()
@@ -1060,7 +1068,7 @@ fn gemini_forms() {
         "gemini",
         json!({"cwd": p.root, "hook_event_name": "AfterAgent", "stop_hook_active": false}),
     );
-    assert_eq!(code(&o), 2);
+    assert_eq!(code(&o), 0);
     assert_eq!(stdout_json(&o)["decision"], "deny");
     let o = p.hook_host("SessionStart", "gemini", json!({"cwd": p.root}));
     assert!(stdout_json(&o)["hookSpecificOutput"]["additionalContext"]
@@ -1586,8 +1594,9 @@ fn host_shapes_found_in_review_are_understood() {
     let aborted = json!({"hook_event_name": "stop", "workspace_roots": [p.root], "status": "aborted", "loop_count": 0});
     let o = p.hook_host("stop", "cursor", aborted);
     assert_eq!(code(&o), 0);
-    assert!(
-        String::from_utf8_lossy(&o.stdout).trim().is_empty(),
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "{}",
         "no follow-up for an aborted run"
     );
     // ...but a completed one is, and a line merely starting with "Paused" pauses nothing.
@@ -1598,4 +1607,211 @@ fn host_shapes_found_in_review_are_understood() {
         .as_str()
         .unwrap()
         .contains("open card"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every host gets the output form its real client requires (issue "Every host runs fable's
+// hooks the way its real client does today").
+
+const CURSOR_ALLOW: &str = "{\"permission\":\"allow\"}";
+
+/// Cursor 3.x blocks a permission hook that exits 0 with empty or non-JSON stdout: every path
+/// of the evaluator prints JSON under `--host cursor`.
+#[test]
+fn cursor_always_reads_json_on_stdout() {
+    let p = Proj::new();
+    let plain = p.env.root().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let cursor = |event: &str, payload: Value, envs: &[(&str, &str)]| {
+        p.hook_in(
+            &plain,
+            event,
+            &["--host", "cursor"],
+            &payload.to_string(),
+            envs,
+        )
+    };
+    let roots = json!({"workspace_roots": [plain], "conversation_id": "c"});
+    for (event, want) in [
+        ("preToolUse", CURSOR_ALLOW),
+        ("beforeShellExecution", CURSOR_ALLOW),
+        ("beforeMCPExecution", CURSOR_ALLOW),
+        ("pre-tool-use", CURSOR_ALLOW),
+        ("postToolUse", "{}"),
+        ("afterShellExecution", "{}"),
+        ("afterFileEdit", "{}"),
+        ("stop", "{}"),
+        ("sessionEnd", "{}"),
+    ] {
+        // Allow (nothing to say), the kill switch, the panic path and a usage error alike.
+        for envs in [
+            &[][..],
+            &[("FABLE_DISABLE", "1")][..],
+            &[("FABLE_HOOK_TEST_PANIC", "1")][..],
+        ] {
+            let o = cursor(event, roots.clone(), envs);
+            assert_eq!(code(&o), 0, "{event} {envs:?}: {}", stderr(&o));
+            assert_eq!(stdout(&o).trim(), want, "{event} {envs:?}");
+        }
+    }
+    let o = p.hook_in(&plain, "beforeReadFile", &["--host", "cursor"], "{}", &[]);
+    assert_eq!(
+        (code(&o), stdout(&o).trim()),
+        (0, CURSOR_ALLOW),
+        "usage error"
+    );
+    let o = p.hook_in(&plain, "bogus", &["--host", "cursor"], "{}", &[]);
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "{}"), "usage error");
+    let o = p.hook_in(&plain, "stop", &["--host", "cursor", "extra"], "{}", &[]);
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "{}"), "usage error");
+    // A note (unsafe state on a mutation) is still an allow in Cursor's form.
+    let link_target = p.env.root().join("elsewhere");
+    std::fs::create_dir_all(&link_target).unwrap();
+    let other = p.env.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::os::unix::fs::symlink(&link_target, other.join(".fable")).unwrap();
+    let write = json!({"workspace_roots": [other], "tool_name": "Write",
+                       "tool_input": {"file_path": other.join("a.txt")}});
+    let o = cursor("postToolUse", write, &[]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(stdout(&o).trim(), "{}", "{}", stderr(&o));
+    assert!(!stderr(&o).is_empty(), "the note is on stderr");
+}
+
+/// The wired command's guard (`[ -e snapshot ] || ...`) answers in Cursor's form too.
+#[test]
+fn cursor_guard_prints_the_allow_form_when_the_snapshot_is_gone() {
+    let p = Proj::new();
+    std::fs::create_dir_all(p.env.home.join(".cursor")).unwrap();
+    let out = p.env.fable().arg("install").output().unwrap();
+    assert!(out.status.success(), "install: {}", stderr(&out));
+    let hooks: Value =
+        serde_json::from_slice(&std::fs::read(p.env.home.join(".cursor/hooks.json")).unwrap())
+            .unwrap();
+    let command = |event: &str| {
+        hooks["hooks"][event][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let run = |cmd: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &p.env.home)
+            .env("FABLE_HOME", &p.env.fable_home)
+            .current_dir(&p.root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&command("preToolUse"));
+    assert_eq!(
+        (code(&o), stdout(&o).trim()),
+        (0, CURSOR_ALLOW),
+        "{}",
+        stderr(&o)
+    );
+    let sources = p.env.fable_home.join("sources");
+    let _ = Command::new("chmod")
+        .arg("-R")
+        .arg("u+w")
+        .arg(&sources)
+        .status();
+    std::fs::remove_dir_all(&sources).unwrap();
+    for (event, want) in [
+        ("preToolUse", CURSOR_ALLOW),
+        ("postToolUse", "{}"),
+        ("stop", "{}"),
+        ("sessionStart", "{}"),
+    ] {
+        let o = run(&command(event));
+        assert_eq!((code(&o), stdout(&o).trim()), (0, want), "{event}");
+    }
+}
+
+/// Claude Code documents `{}` as the same as no output; Cursor (running `~/.claude` hooks)
+/// needs JSON.
+#[test]
+fn claude_pre_tool_use_allow_prints_an_empty_object() {
+    let p = Proj::new();
+    let read = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PreToolUse",
+                      "tool_name": "Read", "tool_input": {"file_path": p.root.join("a")}});
+    let o = p.hook("pre-tool-use", read);
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "{}"));
+    let o = p.hook("post-tool-use", p.write_payload());
+    assert_eq!(
+        (code(&o), stdout(&o).as_str()),
+        (0, ""),
+        "other events stay silent"
+    );
+}
+
+/// Cursor runs `~/.claude/settings.json` hooks (third-party configs): a Cursor payload under
+/// `--host claude` is answered in Cursor's form, and not at all when fable wires Cursor too.
+#[test]
+fn claude_entries_run_by_cursor_answer_in_cursors_form() {
+    let p = Proj::new();
+    p.ledger("- [ ] open card\n");
+    let stop = json!({"conversation_id": "c-1", "cursor_version": "3.1.0", "hook_event_name": "stop",
+                      "workspace_roots": [p.root], "status": "completed", "loop_count": 0});
+    let o = p.hook_host("stop", "claude", stop.clone());
+    assert_eq!(code(&o), 0, "Cursor's stop cannot block: {}", stderr(&o));
+    assert!(stdout_json(&o)["followup_message"]
+        .as_str()
+        .unwrap()
+        .contains("open card"));
+    let shell = json!({"conversation_id": "c-1", "hook_event_name": "preToolUse", "workspace_roots": [p.root],
+                       "tool_name": "Shell", "tool_input": {"command": "ls"}});
+    let o = p.hook_host("pre-tool-use", "claude", shell);
+    assert_eq!((code(&o), stdout(&o).trim()), (0, CURSOR_ALLOW));
+    let write = json!({"conversation_id": "c-1", "hook_event_name": "postToolUse", "workspace_roots": [p.root],
+                       "tool_name": "Write", "tool_input": {"file_path": p.root.join("a.txt")}});
+    assert_eq!(
+        code(&p.hook_host("post-tool-use", "claude", write.clone())),
+        0
+    );
+    assert_eq!(p.state()["mutationGeneration"], 1);
+    // With fable's own Cursor profile wired, the Claude entries do nothing (no double count).
+    std::fs::create_dir_all(p.env.home.join(".cursor")).unwrap();
+    let out = p.env.fable().arg("install").output().unwrap();
+    assert!(out.status.success(), "install: {}", stderr(&out));
+    let o = p.hook_host("post-tool-use", "claude", write);
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "{}"));
+    assert_eq!(
+        p.state()["mutationGeneration"],
+        1,
+        "counted once, by the cursor entry"
+    );
+    let o = p.hook_host("stop", "claude", stop);
+    assert_eq!((code(&o), stdout(&o).trim()), (0, "{}"));
+    // A Claude payload is still Claude's.
+    assert_eq!(
+        code(&p.hook_host("stop", "claude", p.stop_payload(false))),
+        2
+    );
+}
+
+/// Cursor reports a re-entrant stop as `loop_count`, not `stop_hook_active`.
+#[test]
+fn cursor_loop_count_is_a_reentrant_stop() {
+    let p = Proj::new();
+    p.ledger("- [ ] open card\n");
+    let stop = |n: u64| {
+        json!({"conversation_id": "c-1", "hook_event_name": "stop", "workspace_roots": [p.root],
+               "status": "completed", "loop_count": n})
+    };
+    let o = p.hook_host("stop", "cursor", stop(0));
+    assert!(stdout_json(&o).get("followup_message").is_some());
+    for n in [1, 5] {
+        let o = p.hook_host("stop", "cursor", stop(n));
+        assert_eq!(
+            (code(&o), stdout(&o).trim()),
+            (0, "{}"),
+            "loop_count {n}: {}",
+            stderr(&o)
+        );
+    }
 }

@@ -77,6 +77,15 @@ fn cmd(f: &Five, arg: &str) -> String {
     format!("[ -e {script} ] || exit 0; sh \"{script}\" {arg}")
 }
 
+/// The command of a host that needs output on allow: the guard prints `allow` first.
+fn cmd_allow(f: &Five, arg: &str, allow: &str) -> String {
+    let root = f.env.only_source_dir().join("current");
+    let script = format!("{}/hooks/guard.sh", root.display());
+    format!("[ -e {script} ] || printf '%s\\n' '{allow}'; [ -e {script} ] || exit 0; sh \"{script}\" {arg}")
+}
+
+const CURSOR_ALLOW: &str = r#"{"permission":"allow"}"#;
+
 #[test]
 fn one_install_converges_five_profiles_of_four_hosts() {
     let f = five();
@@ -91,7 +100,7 @@ fn one_install_converges_five_profiles_of_four_hosts() {
         let v = read(path);
         assert_eq!(
             v["hooks"]["PreToolUse"],
-            json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": cmd(&f, host), "timeout": 7}]}])
+            json!([{"matcher": "Bash", "hooks": [{"type": "command", "command": cmd_allow(&f, host, "{}"), "timeout": 7}]}])
         );
         assert_eq!(
             v["hooks"]["PostToolUseFailure"],
@@ -108,7 +117,7 @@ fn one_install_converges_five_profiles_of_four_hosts() {
     );
     assert_eq!(
         codex["hooks"]["PreToolUse"][1],
-        json!({"matcher": "shell", "hooks": [{"type": "command", "command": cmd(&f, "codex"), "timeout": 7}]})
+        json!({"matcher": "Bash", "hooks": [{"type": "command", "command": cmd(&f, "codex"), "timeout": 7}]})
     );
     assert!(
         codex["hooks"].get("PostToolUseFailure").is_none(),
@@ -153,15 +162,15 @@ fn one_install_converges_five_profiles_of_four_hosts() {
     assert_eq!(cursor["version"], 1);
     assert_eq!(
         cursor["hooks"]["stop"],
-        json!([{"command": "user-cursor"}, {"command": cmd(&f, "stop"), "timeout": 3}])
+        json!([{"command": "user-cursor"}, {"command": cmd_allow(&f, "stop", "{}"), "timeout": 3}])
     );
     assert_eq!(
         cursor["hooks"]["preToolUse"],
-        json!([{"command": cmd(&f, "cursor"), "timeout": 7, "matcher": "Bash"}])
+        json!([{"command": cmd_allow(&f, "cursor", CURSOR_ALLOW), "timeout": 7, "matcher": "Shell"}])
     );
     assert_eq!(
         cursor["hooks"]["postToolUseFailure"],
-        json!([{"command": cmd(&f, "failure")}])
+        json!([{"command": cmd_allow(&f, "failure", "{}")}])
     );
 
     // A second run changes nothing anywhere.
@@ -307,7 +316,7 @@ fn fable_toml_overrides_per_host() {
         .ok([Path::new("install").as_os_str(), f.src.as_os_str()]);
     assert_eq!(
         read(&f.cursor)["hooks"]["preToolUse"][0]["command"],
-        cmd(&f, "cursor")
+        cmd_allow(&f, "cursor", CURSOR_ALLOW)
     );
 
     write(
@@ -535,4 +544,72 @@ fn registered_commands_are_valid_shell() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Each host's real client is the authority on events, timeouts and settings locations.
+
+/// Claude Code has about thirty events; a source naming one fable has no `Event` for is wired
+/// to Claude by name and skipped (and listed) for hosts without a mapping.
+#[test]
+fn events_fable_does_not_know_pass_through_to_claude_and_are_skipped_elsewhere() {
+    let env = fresh_four_hosts();
+    let src = env.root().join("newer");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks": {
+          "TaskCreated": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/g.sh\" task"}]}],
+          "PostCompact": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/g.sh\" compact"}]}],
+          "SessionEnd": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/g.sh\" end", "timeout": 10}]}]
+        }}"#,
+    );
+    write(&src.join("hooks/g.sh"), "exit 0\n");
+    let out = env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let claude = read(&env.claude_settings());
+    assert!(claude["hooks"]["TaskCreated"].is_array(), "{claude}");
+    assert!(claude["hooks"]["PostCompact"].is_array(), "{claude}");
+    let codex = read(&env.home.join(".codex/hooks.json"));
+    assert!(codex["hooks"].get("TaskCreated").is_none(), "{codex}");
+    assert!(codex["hooks"]["PostCompact"].is_array(), "{codex}");
+    // Codex clamps SessionEnd hooks to 3 s: fable renders what Codex will apply.
+    assert_eq!(
+        codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 3,
+        "{codex}"
+    );
+    let cursor = read(&env.home.join(".cursor/hooks.json"));
+    assert!(cursor["hooks"].get("TaskCreated").is_none(), "{cursor}");
+    assert!(
+        out.contains("TaskCreated"),
+        "skipped events are listed:\n{out}"
+    );
+    // A name that is not a PascalCase identifier is still refused.
+    let bad = env.root().join("bad");
+    write(
+        &bad.join("hooks/hooks.json"),
+        r#"{"hooks": {"pre tool use": [{"hooks": [{"command": "true"}]}]}}"#,
+    );
+    let o = env.run([Path::new("install").as_os_str(), bad.as_os_str()]);
+    assert!(!o.status.success());
+}
+
+/// `GEMINI_CLI_HOME` names a home: Gemini's settings live in `$GEMINI_CLI_HOME/.gemini`.
+#[test]
+fn gemini_cli_home_moves_the_gemini_directory() {
+    let env = TestEnv::new();
+    let gemini_home = env.root().join("gemini-home");
+    std::fs::create_dir_all(gemini_home.join(".gemini")).unwrap();
+    let out = env
+        .fable()
+        .env("GEMINI_CLI_HOME", &gemini_home)
+        .arg("install")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = read(&gemini_home.join(".gemini/settings.json"));
+    assert!(v["hooks"]["BeforeTool"].is_array(), "{v}");
+    assert!(!env.home.join(".gemini").exists());
 }

@@ -1,5 +1,8 @@
 //! Claude Code: `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`), the schema every hook
-//! manifest is written in. Blocks are exit 2 with the reason on stderr.
+//! manifest is written in. Blocks are exit 2 with the reason on stderr. A PreToolUse allow
+//! prints `{}` (documented as the same as no output), so that Cursor, which also runs
+//! `~/.claude/settings.json` hooks and blocks a permission hook whose stdout is empty, reads
+//! JSON.
 
 use serde_json::{json, Map, Value};
 
@@ -22,6 +25,7 @@ const EVENTS: &[(Event, &str)] = &[
     (Event::SubagentStart, "SubagentStart"),
     (Event::SubagentStop, "SubagentStop"),
     (Event::PreCompact, "PreCompact"),
+    (Event::PostCompact, "PostCompact"),
     (Event::SessionStart, "SessionStart"),
     (Event::SessionEnd, "SessionEnd"),
     (Event::PermissionRequest, "PermissionRequest"),
@@ -39,6 +43,7 @@ impl HostSpec for Claude {
     fn location(&self) -> SettingsLocation {
         SettingsLocation {
             env_var: Some("CLAUDE_CONFIG_DIR"),
+            env_var_names_home: false,
             home_relative: ".claude",
             file_name: "settings.json",
             always_enabled: true,
@@ -47,6 +52,17 @@ impl HostSpec for Claude {
 
     fn events(&self) -> &'static [(Event, &'static str)] {
         EVENTS
+    }
+
+    fn wires_unknown_events(&self) -> bool {
+        true
+    }
+
+    fn allow_stdout(&self, event: &str) -> &'static str {
+        match Event::parse(event) {
+            Some(Event::PreToolUse) => "{}\n",
+            _ => "",
+        }
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
@@ -133,6 +149,7 @@ impl HostSpec for Claude {
                 "notification_type": "idle_prompt"
             }),
             Event::PreCompact => json!({ "trigger": "auto", "custom_instructions": "" }),
+            Event::PostCompact => json!({ "trigger": "auto", "compact_summary": "Summary." }),
             Event::PermissionRequest => json!({
                 "tool_name": "Bash",
                 "tool_input": { "command": "ls", "description": "List files" }
@@ -141,7 +158,11 @@ impl HostSpec for Claude {
     }
 
     fn render_verdict(&self, verdict: &Verdict, event: Event) -> Outcome {
-        claude_form(verdict, event)
+        let mut out = claude_form(verdict, event);
+        if matches!(verdict, Verdict::Allow | Verdict::Note(_)) {
+            out.stdout = self.allow_stdout(event.own_name()).to_owned();
+        }
+        out
     }
 }
 

@@ -1,6 +1,11 @@
 //! Codex CLI: `~/.codex/hooks.json` (or `$CODEX_HOME`), Claude Code's schema with Codex's own
 //! tool names. Payloads are Claude-like plus `turn_id` and `model`; blocks and context use
-//! Claude's form.
+//! Claude's form. Checked against Codex CLI 0.171 (real payloads in
+//! `tests/fixtures/payloads-real/codex/`): every shell tool is reported as `tool_name: "Bash"`
+//! with `tool_input: {command: "<string>"}` and a PostToolUse `tool_response` that is the bare
+//! output string; file edits are `apply_patch` (`tool_input.command` holds the patch), a
+//! subagent is `spawn_agent`. Codex clamps SessionEnd hook timeouts to 3 s, so fable renders
+//! at most 3 there (what Codex will apply).
 
 use serde_json::{json, Map, Value};
 
@@ -16,17 +21,29 @@ pub struct Codex;
 const EVENTS: &[(Event, &str)] = &[
     (Event::PreToolUse, "PreToolUse"),
     (Event::PostToolUse, "PostToolUse"),
+    (Event::PermissionRequest, "PermissionRequest"),
     (Event::UserPromptSubmit, "UserPromptSubmit"),
     (Event::Stop, "Stop"),
+    (Event::SubagentStart, "SubagentStart"),
+    (Event::SubagentStop, "SubagentStop"),
+    (Event::PreCompact, "PreCompact"),
+    (Event::PostCompact, "PostCompact"),
     (Event::SessionStart, "SessionStart"),
+    (Event::SessionEnd, "SessionEnd"),
 ];
 
+/// Codex's own tool names where they differ from Claude Code's (`Bash` is `Bash` in Codex's
+/// payloads). Codex matches a matcher (a regex) against the tool name its payloads carry.
 const TOOLS: ToolTable = &[
-    ("Bash", &["shell"]),
     ("Write", &["apply_patch"]),
     ("Edit", &["apply_patch"]),
     ("MultiEdit", &["apply_patch"]),
+    ("Agent", &["spawn_agent"]),
+    ("Task", &["spawn_agent"]),
 ];
+
+/// The longest SessionEnd timeout Codex applies (seconds): it clamps longer ones.
+const SESSION_END_MAX_SECS: u64 = 3;
 
 impl HostSpec for Codex {
     fn name(&self) -> &'static str {
@@ -36,6 +53,7 @@ impl HostSpec for Codex {
     fn location(&self) -> SettingsLocation {
         SettingsLocation {
             env_var: Some("CODEX_HOME"),
+            env_var_names_home: false,
             home_relative: ".codex",
             file_name: "hooks.json",
             always_enabled: false,
@@ -51,7 +69,17 @@ impl HostSpec for Codex {
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
-        command_entry(entry)
+        if entry.event != "SessionEnd" {
+            return command_entry(entry);
+        }
+        // Codex clamps SessionEnd timeouts to 3 s; render what it will apply.
+        let timeout = entry
+            .timeout_secs
+            .map_or(SESSION_END_MAX_SECS, |t| t.min(SESSION_END_MAX_SECS));
+        command_entry(&EntrySpec {
+            timeout_secs: Some(timeout),
+            ..*entry
+        })
     }
 
     fn payload_common(&self, ctx: &Ctx, name: &str, _event: Option<Event>) -> Map<String, Value> {
@@ -61,12 +89,13 @@ impl HostSpec for Codex {
             "transcript_path": ctx.transcript,
             "cwd": ctx.project,
             "hook_event_name": name,
-            "model": "gpt-5-codex",
+            "model": "gpt-5.5",
+            "permission_mode": "default",
         }))
     }
 
     fn payload_fields(&self, _ctx: &Ctx, event: Event) -> Map<String, Value> {
-        let shell = json!({ "command": ["bash", "-lc", "ls"] });
+        let shell = json!({ "command": "ls" });
         obj(match event {
             Event::SessionStart => json!({ "source": "startup" }),
             Event::SessionEnd => json!({ "reason": "other" }),
@@ -75,24 +104,24 @@ impl HostSpec for Codex {
             | Event::BeforeShellExecution
             | Event::BeforeMcpExecution
             | Event::PermissionRequest => json!({
-                "tool_name": "shell",
+                "tool_name": "Bash",
                 "tool_input": shell,
                 "tool_use_id": "call_fable_probe"
             }),
+            // The response of a shell command is its bare output.
             Event::PostToolUse
             | Event::AfterShellExecution
             | Event::AfterMcpExecution
             | Event::AfterFileEdit => json!({
-                "tool_name": "shell",
+                "tool_name": "Bash",
                 "tool_input": shell,
-                "tool_response": { "exit_code": 0, "stdout": "README.md\n", "stderr": "" },
+                "tool_response": "README.md\n",
                 "tool_use_id": "call_fable_probe"
             }),
-            // Codex reports a failed shell command through `tool_response.exit_code`.
             Event::PostToolUseFailure => json!({
-                "tool_name": "shell",
-                "tool_input": { "command": ["bash", "-lc", "false"] },
-                "tool_response": { "exit_code": 1, "stdout": "", "stderr": "" },
+                "tool_name": "Bash",
+                "tool_input": { "command": "false" },
+                "tool_response": "",
                 "tool_use_id": "call_fable_probe"
             }),
             Event::Stop | Event::SubagentStop => json!({
@@ -101,7 +130,7 @@ impl HostSpec for Codex {
             }),
             Event::SubagentStart => json!({}),
             Event::Notification => json!({ "message": "Codex is waiting for your input" }),
-            Event::PreCompact => json!({ "trigger": "auto" }),
+            Event::PreCompact | Event::PostCompact => json!({ "trigger": "auto" }),
         })
     }
 

@@ -1,14 +1,17 @@
 //! Cursor: `~/.cursor/hooks.json`, a flat `event -> [entry]` layout with camelCase events, a
 //! required `"version": 1`, and its own output form (`permission`, `additional_context`,
-//! `followup_message`).
+//! `followup_message`). Cursor 3.x treats a permission hook (`preToolUse`,
+//! `beforeShellExecution`, `beforeMCPExecution`) that exits 0 with empty or non-JSON stdout as
+//! invalid and blocks the action: every allow prints JSON ([`Cursor::allow_stdout`]).
 
 use serde_json::{json, Map, Value};
 
 use crate::claude::pass_through;
 use crate::output::{block_stderr, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation};
+use crate::event::squash;
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, ToolTable};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
-use crate::Event;
+use crate::{Event, Host};
 
 /// Cursor.
 pub struct Cursor;
@@ -35,6 +38,40 @@ const PAYLOAD_ONLY_EVENTS: &[(Event, &str)] = &[
     (Event::AfterFileEdit, "afterFileEdit"),
 ];
 
+/// Claude Code's tool names -> Cursor's (its matchers use Cursor's names; MCP tools are
+/// `MCP:<tool>`, see [`HostSpec::mcp_matcher`]).
+const TOOLS: ToolTable = &[
+    ("Bash", &["Shell"]),
+    ("Edit", &["StrReplace"]),
+    ("MultiEdit", &["StrReplace"]),
+    ("Write", &["Write"]),
+    ("Read", &["Read"]),
+    ("Grep", &["Grep"]),
+    ("Glob", &["Glob"]),
+    ("Agent", &["Task"]),
+    ("Task", &["Task"]),
+];
+
+/// Cursor's permission events: their output is `{"permission": ...}`, required even on allow.
+const PERMISSION_EVENTS: &[&str] = &[
+    "preToolUse",
+    "beforeShellExecution",
+    "beforeMCPExecution",
+    "beforeReadFile",
+];
+
+const ALLOW_PERMISSION: &str = "{\"permission\":\"allow\"}\n";
+const ALLOW_OTHER: &str = "{}\n";
+
+/// Whether `event` (any spelling) is one of Cursor's permission events.
+fn is_permission_event(event: &str) -> bool {
+    let key = match Event::parse(event) {
+        Some(e) => squash(Host::Cursor.payload_event_name(e)),
+        None => squash(event),
+    };
+    PERMISSION_EVENTS.iter().any(|p| squash(p) == key)
+}
+
 impl HostSpec for Cursor {
     fn name(&self) -> &'static str {
         "cursor"
@@ -43,6 +80,7 @@ impl HostSpec for Cursor {
     fn location(&self) -> SettingsLocation {
         SettingsLocation {
             env_var: None,
+            env_var_names_home: false,
             home_relative: ".cursor",
             file_name: "hooks.json",
             always_enabled: false,
@@ -59,6 +97,22 @@ impl HostSpec for Cursor {
 
     fn payload_only_events(&self) -> &'static [(Event, &'static str)] {
         PAYLOAD_ONLY_EVENTS
+    }
+
+    fn tools(&self) -> Option<ToolTable> {
+        Some(TOOLS)
+    }
+
+    fn mcp_matcher(&self, tool: &str) -> Option<String> {
+        Some(format!("MCP:{tool}"))
+    }
+
+    fn allow_stdout(&self, event: &str) -> &'static str {
+        if is_permission_event(event) {
+            ALLOW_PERMISSION
+        } else {
+            ALLOW_OTHER
+        }
     }
 
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
@@ -82,6 +136,7 @@ impl HostSpec for Cursor {
         obj(json!({
             "conversation_id": PROBE_SESSION_ID,
             "generation_id": "fab1e000-d0c7-4000-8000-000000000001",
+            "cursor_version": "3.1.0",
             "model": "default",
             "hook_event_name": name,
             "workspace_roots": [ctx.project],
@@ -95,6 +150,7 @@ impl HostSpec for Cursor {
             | Event::SessionEnd
             | Event::Notification
             | Event::PreCompact
+            | Event::PostCompact
             | Event::SubagentStart
             | Event::PermissionRequest => json!({}),
             Event::UserPromptSubmit => json!({
@@ -140,9 +196,17 @@ impl HostSpec for Cursor {
     }
 
     fn render_verdict(&self, verdict: &Verdict, event: Event) -> Outcome {
+        let allow = self.allow_stdout(event.own_name());
         match verdict {
-            Verdict::Allow => Outcome::default(),
-            Verdict::Note(n) => note(n),
+            Verdict::Allow => Outcome {
+                code: 0,
+                stdout: allow.to_owned(),
+                stderr: String::new(),
+            },
+            Verdict::Note(n) => Outcome {
+                stdout: allow.to_owned(),
+                ..note(n)
+            },
             Verdict::Context(ctx) => Outcome {
                 code: 0,
                 stdout: format!("{}\n", json!({"additional_context": ctx})),

@@ -25,6 +25,8 @@ pub enum Event {
     SubagentStop,
     /// Before the context is compacted.
     PreCompact,
+    /// After the context was compacted.
+    PostCompact,
     /// A session starts.
     SessionStart,
     /// A session ends.
@@ -45,7 +47,7 @@ pub enum Event {
 
 impl Event {
     /// The events a hook manifest may name (Claude Code's), in the order messages list them.
-    pub const CANONICAL: [Event; 12] = [
+    pub const CANONICAL: [Event; 13] = [
         Event::PreToolUse,
         Event::PostToolUse,
         Event::PostToolUseFailure,
@@ -55,6 +57,7 @@ impl Event {
         Event::SubagentStart,
         Event::SubagentStop,
         Event::PreCompact,
+        Event::PostCompact,
         Event::SessionStart,
         Event::SessionEnd,
         Event::PermissionRequest,
@@ -94,6 +97,7 @@ impl Event {
             Event::SubagentStart => "SubagentStart",
             Event::SubagentStop => "SubagentStop",
             Event::PreCompact => "PreCompact",
+            Event::PostCompact => "PostCompact",
             Event::SessionStart => "SessionStart",
             Event::SessionEnd => "SessionEnd",
             // `claude_equivalent` maps every host-only event to a canonical one.
@@ -129,7 +133,9 @@ impl Event {
         out.replace("m-c-p", "mcp")
     }
 
-    /// A canonical event from its exact Claude Code name, as a manifest spells it.
+    /// A canonical event from its exact Claude Code name, as a manifest spells it (`None` for
+    /// an event fable has no variant for: a manifest may still name it, see
+    /// [`is_event_name`]).
     pub fn from_canonical(name: &str) -> Option<Event> {
         Event::CANONICAL
             .into_iter()
@@ -160,6 +166,13 @@ impl Event {
             })
         })
     }
+}
+
+/// Whether `name` can be a Claude Code event name: a PascalCase identifier (`TaskCreated`).
+/// Manifests may name any such event; hosts without a mapping skip it.
+pub fn is_event_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Lower-cases and drops `-`, `_` and whitespace, so that every spelling of a name compares
@@ -229,5 +242,15 @@ mod tests {
         assert_eq!(Event::from_canonical("stop"), None);
         assert_eq!(Event::from_canonical("PreToolUse"), Some(Event::PreToolUse));
         assert_eq!(Event::from_canonical("PreCompress"), None);
+        assert_eq!(
+            Event::from_canonical("PostCompact"),
+            Some(Event::PostCompact)
+        );
+        for ok in ["TaskCreated", "StopFailure", "PostCompact", "X1"] {
+            assert!(is_event_name(ok), "{ok}");
+        }
+        for bad in ["stop", "pre tool use", "Pre-Tool", "", "Ünicode"] {
+            assert!(!is_event_name(bad), "{bad}");
+        }
     }
 }

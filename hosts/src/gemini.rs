@@ -1,6 +1,9 @@
 //! Gemini CLI: `~/.gemini/settings.json`, Claude Code's grouped schema with Gemini's event
-//! and tool names, a required entry `name`, and timeouts in milliseconds. A block also prints
-//! `{"decision":"deny","reason"}` on stdout.
+//! and tool names, a required entry `name`, and timeouts in milliseconds (checked against
+//! Gemini CLI 0.61). `GEMINI_CLI_HOME` names a home: settings in `$GEMINI_CLI_HOME/.gemini`.
+//! A block is `{"decision":"deny","reason"}` on stdout with exit 0: Gemini labels an exit-2
+//! block "Hook failed" with a warning, while the same JSON with exit 0 blocks cleanly (on
+//! BeforeTool and AfterAgent alike).
 
 use serde_json::{json, Map, Value};
 
@@ -37,7 +40,7 @@ const TOOLS: ToolTable = &[
     ("MultiEdit", &["replace"]),
     ("Read", &["read_file", "read_many_files"]),
     ("Glob", &["glob"]),
-    ("Grep", &["search_file_content"]),
+    ("Grep", &["grep_search"]),
     ("LS", &["list_directory"]),
     ("WebFetch", &["web_fetch"]),
     ("WebSearch", &["google_web_search"]),
@@ -50,7 +53,8 @@ impl HostSpec for Gemini {
 
     fn location(&self) -> SettingsLocation {
         SettingsLocation {
-            env_var: None,
+            env_var: Some("GEMINI_CLI_HOME"),
+            env_var_names_home: true,
             home_relative: ".gemini",
             file_name: "settings.json",
             always_enabled: false,
@@ -136,7 +140,7 @@ impl HostSpec for Gemini {
                 "message": "Gemini is waiting for your input",
                 "details": {}
             }),
-            Event::PreCompact => json!({ "trigger": "auto" }),
+            Event::PreCompact | Event::PostCompact => json!({ "trigger": "auto" }),
         })
     }
 
@@ -146,7 +150,7 @@ impl HostSpec for Gemini {
             Verdict::Note(n) => note(n),
             Verdict::Context(ctx) => claude_context(event, ctx),
             Verdict::Block(reason) => Outcome {
-                code: 2,
+                code: 0,
                 stdout: format!(
                     "{}\n",
                     json!({"decision": "deny", "reason": reason.trim_end()})

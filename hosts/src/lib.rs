@@ -107,11 +107,22 @@ impl Host {
         self.spec().timeout_unit()
     }
 
-    /// The host's name for a canonical (Claude Code) event, or `None` when fable does not
-    /// wire it there.
-    pub fn event_name(self, canonical: &str) -> Option<&'static str> {
-        let event = Event::from_canonical(canonical)?;
-        self.wired_event_name(event)
+    /// The host's name for a Claude Code event as a manifest names it, or `None` when fable
+    /// does not wire it there. An event fable has no [`Event`] for (Claude Code has about
+    /// thirty) keeps its name on hosts that take Claude's events as they are (Claude itself)
+    /// and is skipped elsewhere.
+    pub fn event_name(self, canonical: &str) -> Option<&str> {
+        match Event::from_canonical(canonical) {
+            Some(event) => self.wired_event_name(event),
+            None => (self.spec().wires_unknown_events() && event::is_event_name(canonical))
+                .then_some(canonical),
+        }
+    }
+
+    /// What an allow prints on stdout for `event` (any spelling; empty for most hosts, JSON
+    /// for Cursor, whose permission hooks treat empty stdout as invalid and block).
+    pub fn allow_stdout(self, event: &str) -> &'static str {
+        self.spec().allow_stdout(event)
     }
 
     /// The host's name for `event` when fable wires it there.
@@ -139,16 +150,20 @@ impl Host {
         let Some(map) = self.spec().tools().filter(|_| plain) else {
             return matcher.to_string();
         };
-        let mut out: Vec<&str> = Vec::new();
+        let mut out: Vec<String> = Vec::new();
         for token in matcher.split('|') {
             let names: &[&str] = map
                 .iter()
                 .find(|(c, _)| *c == token)
                 .map_or(&[], |(_, h)| *h);
-            let names: Vec<&str> = if names.is_empty() {
-                vec![token]
-            } else {
-                names.to_vec()
+            let mcp = token
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.split_once("__"))
+                .and_then(|(_, tool)| self.spec().mcp_matcher(tool));
+            let names: Vec<String> = match mcp {
+                Some(m) => vec![m],
+                None if names.is_empty() => vec![token.to_owned()],
+                None => names.iter().map(|n| (*n).to_owned()).collect(),
             };
             for n in names {
                 if !out.contains(&n) {
@@ -188,6 +203,151 @@ impl std::fmt::Display for Host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_hosts_real_tool_names() {
+        // Codex reports every shell tool as `Bash`; `apply_patch` and `spawn_agent` are the
+        // names in its payloads (Codex CLI 0.171).
+        assert_eq!(Host::Codex.translate_matcher("Bash"), "Bash");
+        assert_eq!(
+            Host::Codex.translate_matcher("Write|Edit|MultiEdit"),
+            "apply_patch"
+        );
+        assert_eq!(Host::Codex.translate_matcher("Agent|Task"), "spawn_agent");
+        // Gemini 0.61's grep tool.
+        assert_eq!(Host::Gemini.translate_matcher("Grep"), "grep_search");
+        // Cursor's tool names.
+        assert_eq!(Host::Cursor.translate_matcher("Bash"), "Shell");
+        assert_eq!(
+            Host::Cursor.translate_matcher("Edit|MultiEdit|Write"),
+            "StrReplace|Write"
+        );
+        assert_eq!(Host::Cursor.translate_matcher("Agent|Task"), "Task");
+        assert_eq!(Host::Cursor.translate_matcher("Read|Grep"), "Read|Grep");
+        assert_eq!(
+            Host::Cursor.translate_matcher("mcp__github__search"),
+            "MCP:search"
+        );
+    }
+
+    #[test]
+    fn cursor_reads_json_from_every_allow() {
+        let allow = "{\"permission\":\"allow\"}\n";
+        for e in [
+            "preToolUse",
+            "beforeShellExecution",
+            "beforeMCPExecution",
+            "pre-tool-use",
+        ] {
+            assert_eq!(Host::Cursor.allow_stdout(e), allow, "{e}");
+            for v in [Verdict::Allow, Verdict::Note("n".into())] {
+                let ev = Event::parse(e).unwrap();
+                assert_eq!(Host::Cursor.render_verdict(&v, ev).stdout, allow, "{e}");
+            }
+        }
+        for e in [
+            "postToolUse",
+            "stop",
+            "sessionStart",
+            "afterFileEdit",
+            "bogus",
+        ] {
+            assert_eq!(Host::Cursor.allow_stdout(e), "{}\n", "{e}");
+        }
+        assert_eq!(
+            Host::Cursor
+                .render_verdict(&Verdict::Allow, Event::AfterShellExecution)
+                .stdout,
+            "{}\n"
+        );
+        assert_eq!(Host::Claude.allow_stdout("PreToolUse"), "{}\n");
+        assert_eq!(Host::Claude.allow_stdout("Stop"), "");
+        assert_eq!(Host::Codex.allow_stdout("PreToolUse"), "");
+        assert_eq!(
+            Host::Claude
+                .render_verdict(&Verdict::Allow, Event::PreToolUse)
+                .stdout,
+            "{}\n"
+        );
+    }
+
+    #[test]
+    fn gemini_blocks_cleanly_with_exit_0() {
+        let o = Host::Gemini.render_verdict(&Verdict::Block("[fable] no".into()), Event::Stop);
+        assert_eq!(o.code, 0);
+        assert_eq!(
+            o.stdout,
+            "{\"decision\":\"deny\",\"reason\":\"[fable] no\"}\n"
+        );
+    }
+
+    #[test]
+    fn codex_events_and_its_session_end_clamp() {
+        for (e, name) in [
+            (Event::PermissionRequest, "PermissionRequest"),
+            (Event::PreCompact, "PreCompact"),
+            (Event::PostCompact, "PostCompact"),
+            (Event::SubagentStart, "SubagentStart"),
+            (Event::SubagentStop, "SubagentStop"),
+            (Event::SessionEnd, "SessionEnd"),
+        ] {
+            assert_eq!(Host::Codex.wired_event_name(e), Some(name), "{e}");
+        }
+        let extra = serde_json::Map::new();
+        let entry = |event, timeout| EntrySpec {
+            command: "x",
+            timeout_secs: timeout,
+            extra: &extra,
+            matcher: None,
+            name: "n",
+            event,
+        };
+        assert_eq!(
+            Host::Codex.render_entry(&entry("SessionEnd", Some(10)))["timeout"],
+            3
+        );
+        assert_eq!(
+            Host::Codex.render_entry(&entry("SessionEnd", None))["timeout"],
+            3
+        );
+        assert_eq!(
+            Host::Codex.render_entry(&entry("SessionEnd", Some(2)))["timeout"],
+            2
+        );
+        assert_eq!(
+            Host::Codex.render_entry(&entry("Stop", Some(10)))["timeout"],
+            10
+        );
+    }
+
+    #[test]
+    fn unknown_events_pass_through_to_claude_only() {
+        assert_eq!(Host::Claude.event_name("TaskCreated"), Some("TaskCreated"));
+        assert_eq!(Host::Claude.event_name("PostCompact"), Some("PostCompact"));
+        assert_eq!(Host::Claude.event_name("not an event"), None);
+        for h in [Host::Codex, Host::Gemini, Host::Cursor] {
+            assert_eq!(h.event_name("TaskCreated"), None, "{h}");
+        }
+        assert_eq!(Host::Codex.event_name("PostCompact"), Some("PostCompact"));
+    }
+
+    #[test]
+    fn gemini_cli_home_names_a_home() {
+        use std::path::Path;
+        let loc = Host::Gemini.location();
+        let home = Path::new("/u");
+        assert_eq!(loc.dir(home, |_| None), Path::new("/u/.gemini"));
+        assert_eq!(
+            loc.dir(home, |v| (v == "GEMINI_CLI_HOME").then(|| "/g".into())),
+            Path::new("/g/.gemini")
+        );
+        let codex = Host::Codex.location();
+        assert_eq!(
+            codex.dir(home, |v| (v == "CODEX_HOME").then(|| "/c".into())),
+            Path::new("/c")
+        );
+        assert_eq!(codex.dir(home, |_| Some("".into())), Path::new("/u/.codex"));
+    }
 
     #[test]
     fn matchers_follow_each_hosts_tool_names() {

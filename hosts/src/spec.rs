@@ -1,5 +1,8 @@
 //! What every host file describes: the [`HostSpec`] trait and the small types it speaks in.
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
 use serde_json::{Map, Value};
 
 use crate::output::{Outcome, Verdict};
@@ -39,12 +42,33 @@ impl TimeoutUnit {
 pub struct SettingsLocation {
     /// The environment variable that moves the profile directory, if any.
     pub env_var: Option<&'static str>,
+    /// The variable names a home the profile directory is relative to (Gemini's
+    /// `GEMINI_CLI_HOME`: settings in `$GEMINI_CLI_HOME/.gemini`), not the directory itself
+    /// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
+    pub env_var_names_home: bool,
     /// The profile directory relative to the user's home when the variable is unset.
     pub home_relative: &'static str,
     /// The settings (hook) file inside the profile directory.
     pub file_name: &'static str,
     /// Wired even when the directory does not exist yet (Claude Code, fable's primary host).
     pub always_enabled: bool,
+}
+
+impl SettingsLocation {
+    /// The profile directory for a user whose home is `user_home`; `var` looks up an
+    /// environment variable (an empty value counts as unset).
+    pub fn dir(&self, user_home: &Path, var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+        let moved = self
+            .env_var
+            .and_then(&var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        match moved {
+            Some(home) if self.env_var_names_home => home.join(self.home_relative),
+            Some(dir) => dir,
+            None => user_home.join(self.home_relative),
+        }
+    }
 }
 
 /// One hook entry to render for a host: the manifest hook after placeholder expansion.
@@ -60,6 +84,8 @@ pub struct EntrySpec<'a> {
     pub matcher: Option<&'a str>,
     /// A stable, unique name for hosts that require one (Gemini).
     pub name: &'a str,
+    /// The host's name of the event the entry is wired under (`SessionEnd`, `preToolUse`).
+    pub event: &'a str,
 }
 
 /// A table of Claude Code tool names and the host's names for them.
@@ -92,9 +118,25 @@ pub trait HostSpec: Sync {
     fn tools(&self) -> Option<ToolTable> {
         None
     }
+    /// The host's matcher for the MCP tool `tool` (Claude: `mcp__<server>__<tool>`), or `None`
+    /// when the host matches MCP tools by Claude's name.
+    fn mcp_matcher(&self, _tool: &str) -> Option<String> {
+        None
+    }
     /// The unit of the entry's `timeout` field.
     fn timeout_unit(&self) -> TimeoutUnit {
         TimeoutUnit::Seconds
+    }
+    /// Whether an event fable has no [`Event`] for is wired under the manifest's own name
+    /// (Claude Code: the manifest schema is its schema); otherwise such events are skipped.
+    fn wires_unknown_events(&self) -> bool {
+        false
+    }
+    /// What an allow prints on stdout for `event` (the host's or any spelling of it): the
+    /// evaluator's allow and fail-open paths and the wired command's guard all print it.
+    /// Empty for hosts that read no output as an allow.
+    fn allow_stdout(&self, _event: &str) -> &'static str {
+        ""
     }
     /// Top-level fields the host requires, added when absent (never changed when present).
     fn required_fields(&self) -> Vec<(&'static str, Value)> {

@@ -48,18 +48,11 @@ impl Profile {
     }
 }
 
-fn env_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-/// The default directory of a host's profile for this user.
+/// The default directory of a host's profile for this user (its variable, such as
+/// `CODEX_HOME` or `GEMINI_CLI_HOME`, honoured as the host defines it).
 pub fn default_dir(host: Host, user_home: &Path) -> PathBuf {
-    let loc = host.location();
-    loc.env_var
-        .and_then(env_dir)
-        .unwrap_or_else(|| user_home.join(loc.home_relative))
+    host.location()
+        .dir(user_home, |name| std::env::var_os(name))
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

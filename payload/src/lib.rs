@@ -7,8 +7,10 @@
 //! [`debt`]) and renders the verdict for the host ([`output`]).
 //!
 //! Exit codes: 0 allow (or fail open), 2 a deliberate block. Any internal error or panic exits
-//! 0 with one line on stderr: a bug in the evaluator must never brick an agent session.
-//! `FABLE_DISABLE=1` is the kill switch (exit 0 at once). `FABLE_HOOK_TEST_PANIC=1` panics on
+//! 0 with one line on stderr: a bug in the evaluator must never brick an agent session. Every
+//! allow, fail-open and usage path prints the allow form the host requires on stdout
+//! ([`Host::allow_stdout`]: JSON for Cursor, which blocks a permission hook whose stdout is
+//! empty). `FABLE_DISABLE=1` is the kill switch (exit 0 at once). `FABLE_HOOK_TEST_PANIC=1` panics on
 //! purpose so that tests can prove the fail-open path.
 //!
 //! Decisions where the design and seed 000 are silent (recorded here so the next person finds them):
@@ -46,6 +48,7 @@ pub mod stop_count;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use error::{Error, Result};
 pub use fable_hosts::{Event, Host};
@@ -90,13 +93,25 @@ pub struct Request<'a> {
 
 /// Evaluates one request. Never panics by design; errors become [`Verdict::Note`] (fail open)
 /// except where seed 000 requires a block (unsafe state and mutation debt on Stop).
+///
+/// `req.event` is the event as wired (Cursor's `beforeShellExecution` stays itself): it is
+/// evaluated as its Claude equivalent but answered in the form of the wired event (Cursor's
+/// permission events need `{"permission": ...}` even on allow).
 pub fn evaluate(req: &Request<'_>) -> Outcome {
-    let event = req.event.claude_equivalent();
+    let wired = req.event;
+    let host = match output::answering_host(req.host, req.payload) {
+        output::Answering::Evaluate(h) => h,
+        output::Answering::CursorDuplicate => {
+            return output::render(&Verdict::Allow, wired, Host::Cursor)
+        }
+    };
+    let event = wired.claude_equivalent();
     if !EVALUATED_EVENTS.contains(&event) {
-        return Outcome::default();
+        return output::render(&Verdict::Allow, wired, host);
     }
     let req = Request {
         event,
+        host,
         ..req.clone()
     };
     let input = normalize::normalize(req.payload);
@@ -104,7 +119,7 @@ pub fn evaluate(req: &Request<'_>) -> Outcome {
     if event == Event::SessionStart {
         verdict = with_nudge(verdict, fable_snapshot::staleness::nudge());
     }
-    output::render(&verdict, event, req.host)
+    output::render(&verdict, wired, host)
 }
 
 /// Adds the hook-snapshot staleness nudge (one line, when this evaluator's own source changed
@@ -190,7 +205,82 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
     }
 }
 
-fn usage_note(msg: &str) -> i32 {
+/// Set once the evaluator starts writing its answer, so that the panic path does not print a
+/// second one.
+static STDOUT_WRITTEN: AtomicBool = AtomicBool::new(false);
+
+fn emit_stdout(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    STDOUT_WRITTEN.store(true, Ordering::SeqCst);
+    let mut so = std::io::stdout().lock();
+    let _ = so.write_all(text.as_bytes());
+    let _ = so.flush();
+}
+
+/// The evaluator's command line: `EVENT [--host H]`, parsed without failing.
+struct Args {
+    host: Host,
+    /// A note about an unknown host.
+    host_note: Option<String>,
+    /// The first positional argument, as given.
+    event: Option<String>,
+    /// A usage problem (an extra argument).
+    problem: Option<String>,
+    help: bool,
+}
+
+impl Args {
+    fn parse(args: &[OsString]) -> Args {
+        let mut out = Args {
+            host: Host::Claude,
+            host_note: None,
+            event: None,
+            problem: None,
+            help: false,
+        };
+        let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
+        while let Some(a) = it.next() {
+            let host_value = if a == "--host" {
+                Some(it.next().unwrap_or_default())
+            } else {
+                a.strip_prefix("--host=").map(str::to_owned)
+            };
+            if let Some(h) = host_value {
+                // An unknown host (e.g. an unexpanded `${FABLE_HOST}`) still evaluates, in
+                // Claude's form (exit 2 + stderr, which every host understands), rather than
+                // doing nothing.
+                match Host::parse(&h) {
+                    Some(h) => out.host = h,
+                    None => {
+                        out.host_note = Some(format!(
+                            "fable-hook: unknown host {h:?}; using the claude output form \
+                             (hosts: {})\n",
+                            Host::names()
+                        ))
+                    }
+                }
+            } else if a == "--help" || a == "-h" {
+                out.help = true;
+            } else if out.event.is_none() {
+                out.event = Some(a);
+            } else if out.problem.is_none() {
+                out.problem = Some(format!("unexpected argument {a:?}"));
+            }
+        }
+        out
+    }
+
+    /// What the host reads as an allow for the event as given (Cursor needs JSON).
+    fn allow_stdout(&self) -> &'static str {
+        self.host.allow_stdout(self.event.as_deref().unwrap_or(""))
+    }
+}
+
+/// A usage problem: one line on stderr, the host's allow on stdout, exit 0.
+fn usage_note(args: &Args, msg: &str) -> i32 {
+    emit_stdout(args.allow_stdout());
     let _ = writeln!(
         std::io::stderr(),
         "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor])"
@@ -202,11 +292,13 @@ fn usage_note(msg: &str) -> i32 {
 /// the process exit code: 0 (allow, or fail open) or 2 (a deliberate block).
 ///
 /// Panics are caught (with a quiet panic hook) and, like every internal error, reported as one
-/// line on stderr with exit 0.
+/// line on stderr with exit 0 and the host's allow form on stdout.
 pub fn hook_main<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
+    // Computed before anything can panic: the answer of the fail-open path.
+    let fallback = Args::parse(&args).allow_stdout();
     std::panic::set_hook(Box::new(|_| {}));
-    match std::panic::catch_unwind(move || run(args)) {
+    match std::panic::catch_unwind(move || run(&args)) {
         Ok(code) => code,
         Err(p) => {
             let msg = p
@@ -214,6 +306,9 @@ pub fn hook_main<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
                 .map(|s| (*s).to_owned())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
+            if !STDOUT_WRITTEN.load(Ordering::SeqCst) {
+                emit_stdout(fallback);
+            }
             let _ = writeln!(
                 std::io::stderr(),
                 "fable-hook: internal error (ignored, failing open): {}",
@@ -224,69 +319,43 @@ pub fn hook_main<I: IntoIterator<Item = OsString>>(args: I) -> i32 {
     }
 }
 
-fn run(args: Vec<OsString>) -> i32 {
+fn run(raw: &[OsString]) -> i32 {
+    let args = Args::parse(raw);
     if std::env::var_os("FABLE_DISABLE").is_some_and(|v| v == "1") {
+        emit_stdout(args.allow_stdout());
         return 0;
     }
     // Lets the black-box tests prove that a panic fails open (exit 0, one line on stderr).
     if std::env::var_os("FABLE_HOOK_TEST_PANIC").is_some_and(|v| v == "1") {
         panic!("FABLE_HOOK_TEST_PANIC is set");
     }
-    let mut event = None;
-    let mut host = Host::Claude;
-    let mut note: Option<String> = None;
-    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
-    while let Some(a) = it.next() {
-        let host_value = if a == "--host" {
-            Some(it.next().unwrap_or_default())
-        } else {
-            a.strip_prefix("--host=").map(str::to_owned)
-        };
-        if let Some(h) = host_value {
-            // An unknown host (e.g. an unexpanded `${FABLE_HOST}`) still evaluates, in Claude's
-            // form (exit 2 + stderr, which every host understands), rather than doing nothing.
-            match Host::parse(&h) {
-                Some(h) => host = h,
-                None => {
-                    note = Some(format!(
-                        "fable-hook: unknown host {h:?}; using the claude output form \
-                         (hosts: {})\n",
-                        Host::names()
-                    ))
-                }
-            }
-        } else if a == "--help" || a == "-h" {
-            println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
-            return 0;
-        } else if event.is_none() {
-            match evaluated_event(&a) {
-                Some(e) => event = Some(e),
-                None => return usage_note(&format!("unknown event {a:?}")),
-            }
-        } else {
-            return usage_note(&format!("unexpected argument {a:?}"));
-        }
+    if args.help {
+        println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
+        return 0;
     }
-    let Some(event) = event else {
-        return usage_note("missing EVENT");
+    let Some(name) = args.event.as_deref() else {
+        return usage_note(&args, "missing EVENT");
     };
+    // The event as wired (`beforeShellExecution` stays itself: its answer differs).
+    let Some(event) = Event::parse(name).filter(|_| evaluated_event(name).is_some()) else {
+        return usage_note(&args, &format!("unknown event {name:?}"));
+    };
+    if let Some(problem) = &args.problem {
+        return usage_note(&args, problem);
+    }
     let payload = input::read_fd(0, input::Limits::from_env());
     let obj = input::to_object(&payload);
     let config = Config::from_env();
     let req = Request {
         event,
-        host,
+        host: args.host,
         payload: &obj,
         process_cwd: std::env::current_dir().ok(),
         config: &config,
     };
     let out = evaluate(&req);
-    if !out.stdout.is_empty() {
-        let mut so = std::io::stdout().lock();
-        let _ = so.write_all(out.stdout.as_bytes());
-        let _ = so.flush();
-    }
-    let stderr = note.unwrap_or_default() + &out.stderr;
+    emit_stdout(&out.stdout);
+    let stderr = args.host_note.clone().unwrap_or_default() + &out.stderr;
     if !stderr.is_empty() {
         let _ = std::io::stderr().write_all(stderr.as_bytes());
     }

@@ -6,7 +6,8 @@
 //! - `tool_name` / `toolName` / `tool`; `tool_input` / `toolInput`;
 //!   `tool_response` / `toolResponse` / `tool_result` / `toolResult` / `tool_output` /
 //!   `toolOutput` (else top-level `exit_code`, `exitCode`, `output`, `is_error`, `success`);
-//! - `stop_hook_active` / `stopHookActive`.
+//! - `stop_hook_active` / `stopHookActive`; Cursor's `loop_count` / `loopCount` >= 1 (the
+//!   number of follow-ups already sent in this run) is a re-entrant stop too.
 //!
 //! Workspace authority follows seed 000: the first *supplied* authority is used only if it is an
 //! absolute path naming an existing directory. Invalid explicit values (missing path, regular
@@ -43,7 +44,8 @@ pub struct Input {
     pub tool_response: Value,
     /// `error` of PostToolUseFailure (or a host's equivalent), when present.
     pub error: Value,
-    /// `stop_hook_active`, true only for JSON `true` (or the string "true").
+    /// A re-entrant stop: `stop_hook_active` is JSON `true` (or the string "true"), or
+    /// Cursor's `loop_count` is at least 1.
     pub stop_hook_active: bool,
     /// The host's event name, if given (informational).
     pub event_name: Option<String>,
@@ -146,10 +148,12 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
         Some(Value::Null) | None => (None, false),
         Some(_) => (None, true),
     };
-    let stop_hook_active = matches!(
-        first(m, &["stop_hook_active", "stopHookActive"]),
-        Some(Value::Bool(true))
-    ) || matches!(first(m, &["stop_hook_active", "stopHookActive"]), Some(Value::String(s)) if s == "true");
+    let active = first(m, &["stop_hook_active", "stopHookActive"]);
+    let stop_hook_active = matches!(active, Some(Value::Bool(true)))
+        || matches!(active, Some(Value::String(s)) if s == "true")
+        || first(m, &["loop_count", "loopCount"])
+            .and_then(Value::as_u64)
+            .is_some_and(|n| n >= 1);
     Input {
         authority,
         tool_name,
@@ -179,6 +183,15 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
         .filter(|s| !s.is_empty())
         .map(str::to_owned),
     }
+}
+
+/// Fields only Cursor's payloads carry: Cursor also runs `~/.claude/settings.json` hooks
+/// (its third-party-configs setting), so fable's Claude entries can receive them.
+const CURSOR_KEYS: &[&str] = &["cursor_version", "conversation_id", "workspace_roots"];
+
+/// Whether the payload was sent by Cursor, whatever `--host` the entry names.
+pub fn is_cursor_payload(m: &Map<String, Value>) -> bool {
+    CURSOR_KEYS.iter().any(|k| m.contains_key(*k))
 }
 
 /// Lower-cases a tool name and drops `-`, `_`, `.` and spaces, so `apply_patch`,
@@ -248,5 +261,29 @@ mod tests {
         assert_eq!(i.tool_response["success"], false);
         assert!(i.stop_hook_active);
         assert_eq!(squash("Apply-Patch"), "applypatch");
+    }
+
+    #[test]
+    fn cursor_loop_count_is_a_reentrant_stop() {
+        for (v, active) in [
+            (json!({"loop_count": 0}), false),
+            (json!({"loop_count": 1}), true),
+            (json!({"loop_count": 5}), true),
+            (json!({"loopCount": 2}), true),
+            (json!({"loop_count": "1"}), false),
+            (json!({"loop_count": 0, "stop_hook_active": true}), true),
+        ] {
+            assert_eq!(normalize(&obj(v.clone())).stop_hook_active, active, "{v}");
+        }
+    }
+
+    #[test]
+    fn cursor_payloads_are_recognised() {
+        assert!(is_cursor_payload(&obj(json!({"conversation_id": "c"}))));
+        assert!(is_cursor_payload(&obj(json!({"cursor_version": "3.1"}))));
+        assert!(is_cursor_payload(&obj(json!({"workspace_roots": []}))));
+        assert!(!is_cursor_payload(&obj(
+            json!({"session_id": "s", "cwd": "/"})
+        )));
     }
 }

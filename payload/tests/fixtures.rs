@@ -81,9 +81,11 @@ fn claude_payloads() {
         "pre_tool_use_write.json",
         "pre_tool_use_read_subagent.json",
     ] {
+        // Claude's PreToolUse allow is `{}` (documented as the same as no output).
+        let o = e.run(Host::Claude, &format!("claude/{f}"));
         assert_eq!(
-            e.run(Host::Claude, &format!("claude/{f}")),
-            Outcome::default(),
+            (o.code, o.stdout.as_str(), o.stderr.as_str()),
+            (0, "{}\n", ""),
             "{f}"
         );
     }
@@ -128,19 +130,12 @@ fn codex_payloads() {
         e.run(Host::Codex, "codex/pre_tool_use_shell.json"),
         Outcome::default()
     );
+    // Codex 0.171 reports a shell command's bare output, without its exit code.
     assert_eq!(
-        e.run(Host::Codex, "codex/post_tool_use_shell_failed.json")
+        e.run(Host::Codex, "codex/post_tool_use_bash_failed.json")
             .code,
         0
     );
-    assert_eq!(
-        e.run(Host::Codex, "codex/post_tool_use_shell_failed.json")
-            .code,
-        0
-    );
-    let s = e.state();
-    assert_eq!(s["failureStreak"], 2);
-    assert_eq!(s["phase"], "recovering");
     assert_eq!(
         e.run(Host::Codex, "codex/post_tool_use_apply_patch.json")
             .code,
@@ -166,8 +161,9 @@ fn gemini_payloads() {
     assert_eq!(e.run(Host::Gemini, "gemini/after_tool_write.json").code, 0);
     assert_eq!(e.state()["mutationGeneration"], 1);
     e.ledger("- [ ] open card\n");
+    // Gemini labels an exit-2 block "Hook failed"; the JSON with exit 0 blocks cleanly.
     let o = e.run(Host::Gemini, "gemini/after_agent.json");
-    assert_eq!(o.code, 2);
+    assert_eq!(o.code, 0);
     assert_eq!(json(&o)["decision"], "deny");
     assert!(json(&o)["reason"].as_str().unwrap().contains("open card"));
 }
@@ -182,10 +178,15 @@ fn cursor_payloads() {
         .as_str()
         .unwrap()
         .contains("LEDGER.md"));
-    assert_eq!(
-        e.run(Host::Cursor, "cursor/before_shell_execution.json"),
-        Outcome::default()
-    );
+    // Cursor blocks a permission hook whose stdout is empty: allow is JSON.
+    for f in ["before_shell_execution.json", "pre_tool_use_shell.json"] {
+        let o = e.run(Host::Cursor, &format!("cursor/{f}"));
+        assert_eq!(
+            (o.code, o.stdout.as_str()),
+            (0, "{\"permission\":\"allow\"}\n"),
+            "{f}"
+        );
+    }
     e.ledger("- [ ] open card\n");
     let o = e.run(Host::Cursor, "cursor/stop.json");
     assert_eq!(

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use fable_hosts::event::is_event_name;
 use fable_hosts::Event;
 use serde_json::{Map, Value};
 
@@ -32,7 +33,8 @@ pub struct Group {
     pub hooks: Vec<Hook>,
 }
 
-/// A parsed, validated manifest; events keep the manifest's order.
+/// A parsed, validated manifest; events keep the manifest's order and its names (strings: a
+/// manifest may name Claude Code events fable has no [`Event`] for).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
     pub events: Vec<(String, Vec<Group>)>,
@@ -55,13 +57,15 @@ impl Manifest {
             .ok_or_else(|| bad("expected an object with a \"hooks\" object".into()))?;
         let mut events = Vec::new();
         for (event, groups) in hooks {
-            if Event::from_canonical(event).is_none() {
+            // Claude Code has about thirty events and adds more: any PascalCase name is an
+            // event (wired to Claude by name, skipped and listed for hosts without a mapping).
+            if !is_event_name(event) {
                 let known: Vec<&str> = Event::CANONICAL
                     .iter()
                     .map(|e| e.canonical_name())
                     .collect();
                 return Err(bad(format!(
-                    "unknown event {event:?} (known: {})",
+                    "{event:?} is not an event name (a PascalCase identifier such as {})",
                     known.join(", ")
                 )));
             }
@@ -467,10 +471,18 @@ mod tests {
         assert!(err.contains("hooks/guard.py"), "{err}");
         let set: BTreeSet<&str> = ["hooks/hooks.json", "hooks/guard.py"].into_iter().collect();
         m.validate(p, &set).unwrap();
-        let err = Manifest::parse(r#"{"hooks":{"PreToolUze":[]}}"#, p)
+        let err = Manifest::parse(r#"{"hooks":{"pre-tool-use":[]}}"#, p)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("PreToolUze"));
+        assert!(err.contains("pre-tool-use"), "{err}");
+        // Events fable has no variant for are kept by name.
+        let m = Manifest::parse(
+            r#"{"hooks":{"TaskCreated":[{"hooks":[{"command":"true"}]}],"StopFailure":[]}}"#,
+            p,
+        )
+        .unwrap();
+        let names: Vec<&str> = m.events.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(names, ["TaskCreated", "StopFailure"]);
         let m = Manifest::parse(
             r#"{"hooks":{"Stop":[{"hooks":[{"command":"sh ${FABLE_ROOT}/../x"}]}]}}"#,
             p,

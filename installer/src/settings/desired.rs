@@ -11,8 +11,12 @@ use crate::home::FableHome;
 use crate::settings::patch::{Desired, DesiredGroup, Ownership};
 use fable_hosts::{EntrySpec, Host};
 
-/// The registered command for a manifest command.
-pub fn registered_command(command: &str, stable_root: &Path, host: Host) -> String {
+/// The registered command for a manifest command wired under `event` (the host's event
+/// name). The guard (`[ -e FILE ] || exit 0; `) fails open when the snapshot file is gone; for
+/// a host that needs output even on allow (Cursor blocks a permission hook whose stdout is
+/// empty) it first prints the host's allow form: `G || printf '%s\n' ALLOW; G || exit 0; `,
+/// which keeps the ` || exit 0; ` shape the doctor recognises fable's entries by.
+pub fn registered_command(command: &str, stable_root: &Path, host: Host, event: &str) -> String {
     let root = stable_root.to_string_lossy();
     let e = expand_command(command, &root, host.name());
     if e.referenced.is_empty() {
@@ -25,10 +29,21 @@ pub fn registered_command(command: &str, stable_root: &Path, host: Host) -> Stri
             guards.push(g);
         }
     }
-    format!("{} || exit 0; {}", guards.join(" && "), e.command)
+    let guard = guards.join(" && ");
+    let allow = host.allow_stdout(event).trim_end();
+    if allow.is_empty() {
+        return format!("{guard} || exit 0; {}", e.command);
+    }
+    format!(
+        "{guard} || printf '%s\\n' {}; {guard} || exit 0; {}",
+        shell_quote(allow),
+        e.command
+    )
 }
 
-/// The desired entries of `manifest` for `host`, and the canonical events the host lacks.
+/// The desired entries of `manifest` for `host`, and the manifest's events the host lacks
+/// (skipped, never invented: an event fable has no mapping for reaches Claude Code by name
+/// only).
 pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired, Vec<String>) {
     let mut events = Vec::new();
     let mut skipped = Vec::new();
@@ -67,7 +82,7 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                 .hooks
                 .iter()
                 .map(|h| {
-                    let command = registered_command(&h.command, stable_root, host);
+                    let command = registered_command(&h.command, stable_root, host, name);
                     // Named by what it is, not by position: adding a hook to the source
                     // does not rename the others (a user's list of disabled hooks stays right).
                     let id = sha2::Sha256::digest(format!(
@@ -82,6 +97,7 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                         extra: &h.extra,
                         matcher: matcher.as_deref(),
                         name: &format!("fable-{key}-{}", &id[..10]),
+                        event: name,
                     })
                 })
                 .collect();
@@ -147,6 +163,7 @@ mod tests {
             "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" arg",
             &root,
             Host::Claude,
+            "PreToolUse",
         );
         let run = || {
             std::process::Command::new("sh")
@@ -163,12 +180,43 @@ mod tests {
     }
 
     #[test]
+    fn the_cursor_guard_prints_cursors_allow_form() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("a b");
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::write(root.join("bin/x"), "").unwrap();
+        let run = |event: &str| {
+            let cmd = registered_command(
+                "echo ran; sh ${FABLE_ROOT}/bin/x",
+                &root,
+                Host::Cursor,
+                event,
+            );
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&cmd)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{cmd}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        assert_eq!(run("preToolUse"), "ran\n", "present: the command answers");
+        std::fs::remove_file(root.join("bin/x")).unwrap();
+        assert_eq!(run("preToolUse"), "{\"permission\":\"allow\"}\n");
+        assert_eq!(run("beforeShellExecution"), "{\"permission\":\"allow\"}\n");
+        assert_eq!(run("stop"), "{}\n");
+        let claude = registered_command("sh ${FABLE_ROOT}/bin/x", &root, Host::Codex, "Stop");
+        assert!(claude.contains(" || exit 0; sh "), "{claude}");
+    }
+
+    #[test]
     fn quoted_marker_matches_quoted_paths() {
         let m = path_markers("/h/it's/.fable/sources/k/");
         let cmd = registered_command(
             "\"${FABLE_ROOT}/bin/x\"",
             Path::new("/h/it's/.fable/sources/k/current"),
-            Host::Claude,
+            Host::Cursor,
+            "preToolUse",
         );
         assert!(m.iter().any(|m| cmd.contains(m.as_str())), "{cmd} {m:?}");
     }
