@@ -68,13 +68,18 @@ TRUST_MARK = "# --- hook trust (tests/hosts-e2e) ---\n"
 
 
 def write_codex_config(env, port):
-    """Rewrites config.toml for this run's port, keeping the hook trust block below it."""
+    """Rewrites config.toml for this run's port, keeping the hook trust below it: the
+    harness's own block, or the `[hooks.state."K"]` tables `fable install --trust-codex`
+    wrote."""
     path = os.path.join(env["CODEX_HOME"], "config.toml")
     trust = ""
     if os.path.exists(path):
         old = open(path).read()
         if TRUST_MARK in old:
             trust = old[old.index(TRUST_MARK):]
+        elif "[hooks.state." in old:
+            start = old.index("[hooks.state.")
+            trust = old[old.rfind("\n", 0, start) + 1:]
     with open(path, "w") as f:
         f.write(CODEX_CONFIG.format(port=port))
         if trust:

@@ -32,14 +32,6 @@ STOP_CAP = 3  # consecutive blocked stops fable is to allow before letting one t
 
 # Cases expected to fail until the evaluator fixes land ("host case", one a line, # comments).
 BUILTIN_XFAIL = """
-codex guard-state          # PreToolUse does not read apply_patch's patch paths (tool_input.command)
-codex failures-recovering  # Codex's PostToolUse carries no exit code ("failing\\n" only)
-claude stop-bounded
-codex stop-bounded
-gemini stop-bounded
-claude stop-bounded-repeat
-codex stop-bounded-repeat
-gemini stop-bounded-repeat
 """
 
 CONTEXT_MARK = "[fable] lifecycle state of "
@@ -48,6 +40,20 @@ CARD = "finish the probe card"
 FAIL_CMD = "echo failing >&2; exit 3"
 CLOSE_CARD_CMD = ("sed -i 's/^- \\[ \\] finish the probe card$/- [x] finish the probe card -- evidence: "
                   "ran the scripted e2e probe command/' .fable/LEDGER.md")
+
+
+def reports_exit_code(payload):
+    """True when a PostToolUse payload says how the command ended (an exit code field or an
+    `Exit code N` / `exited with code N` marker in its text)."""
+    if not isinstance(payload, dict):
+        return False
+    if payload.get("hook_event_name") == "PostToolUseFailure" or "exit_code" in payload:
+        return True
+    resp = payload.get("tool_response")
+    if isinstance(resp, dict):
+        return any(k in resp for k in ("exit_code", "exitCode", "returncode", "error"))
+    text = json.dumps(resp)
+    return "Exit code" in text or "exited with code" in text
 
 
 def log(*a):
@@ -565,6 +571,13 @@ def inner_main(host, root, fable):
         result("failures-recovering", False, f"no model request (rc {run['rc']})")
     elif len(post) < 2:
         result("failures-recovering", False, f"{len(post)} PostToolUse(Failure) hooks for 2 failing commands")
+    elif host == "codex" and not any(reports_exit_code(pp["payload"]) for pp in post):
+        # Codex 0.171 sends a Bash result as the bare output string, with no exit code: fable
+        # must count it as unknown (neither a failure nor a streak reset), not as a success.
+        ok = (s1 or {}).get("failureStreak") == 0 and (s1 or {}).get("phase") != "recovering"
+        result("failures-recovering", ok,
+               "the host reports no exit codes; counted as unknown" if ok else
+               f"a bare output moved the state: {facts['fail']['state_after']}")
     elif (s1 or {}).get("phase") != "recovering":
         result("failures-recovering", False,
                f"phase {(s1 or {}).get('phase')!r}, failureStreak {(s1 or {}).get('failureStreak')} after two "
