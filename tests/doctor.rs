@@ -1149,7 +1149,8 @@ fn about(report: &Value, id: &str, part: &str) -> Vec<Value> {
 }
 
 /// Gemini CLI runs the hooks of `settings.json` only in a trusted folder, and folder trust is
-/// on unless `security.folderTrust.enabled` is false: a warning naming trustedFolders.json.
+/// on unless `security.folderTrust.enabled` is false: an error while no folder is trusted at
+/// all, a warning naming trustedFolders.json once some are.
 #[test]
 fn gemini_folder_trust_is_a_warning_naming_the_trusted_folders_file() {
     let env = TestEnv::new();
@@ -1160,6 +1161,20 @@ fn gemini_folder_trust_is_a_warning_naming_the_trusted_folders_file() {
         "{\n  // comments are fine in Gemini's settings\n  \"theme\": \"dark\"\n}\n",
     );
     install(&env, &src);
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(
+        code, 1,
+        "no trusted folder: fable's hooks run nowhere: {report:#}"
+    );
+    assert_eq!(
+        open(&report, "profile.folder_trust", "error").len(),
+        1,
+        "{report:#}"
+    );
+    write(
+        &env.home.join(".gemini/trustedFolders.json"),
+        &json!({ env.root().display().to_string(): "TRUST_FOLDER" }).to_string(),
+    );
     let (code, report) = doctor(&env, &["--no-probe"]);
     assert_eq!(code, 0, "{report:#}");
     assert!(
@@ -1323,6 +1338,8 @@ fn a_cursor_permission_hook_printing_nothing_is_an_error() {
 #[test]
 fn doctor_reports_gemini_folder_trust_and_a_silent_cursor_permission_hook() {
     let env = TestEnv::new();
+    // An untrusted Codex entry (no codex on PATH in tests: no trusted_hash recorded at all).
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
     write(
         &env.home.join(".gemini/settings.json"),
         "{\n  // folder trust on (the default); no trustedFolders.json\n  \"security\": {\"folderTrust\": {\"enabled\": true}}\n}\n",
@@ -1336,12 +1353,15 @@ fn doctor_reports_gemini_folder_trust_and_a_silent_cursor_permission_hook() {
     install(&env, &src);
     let (code, report) = doctor(&env, &[]);
     assert_eq!(code, 1, "{report:#}");
-    let trust = open(&report, "profile.folder_trust", "warn");
+    let trust = open(&report, "profile.folder_trust", "error");
     assert_eq!(trust.len(), 1, "{report:#}");
     assert!(trust[0]["fix"]
         .as_str()
         .unwrap()
         .contains("trustedFolders.json"));
+    let codex = open(&report, "profile.codex_untrusted", "error");
+    assert_eq!(codex.len(), 1, "{report:#}");
+    assert_eq!(codex[0]["fix"], "fable install --trust-codex");
     let silent = open(&report, "probe.permission", "error");
     assert_eq!(silent.len(), 1, "{report:#}");
     assert!(silent[0]["subject"]
@@ -1353,7 +1373,9 @@ fn doctor_reports_gemini_folder_trust_and_a_silent_cursor_permission_hook() {
     let out = env.fable().arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("trustedFolders.json") && text.contains("permission"),
+        text.contains("trustedFolders.json")
+            && text.contains("permission")
+            && text.contains("--trust-codex"),
         "{text}"
     );
 }

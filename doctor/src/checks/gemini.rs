@@ -44,7 +44,12 @@ pub(super) fn check_gemini(
     let mut out = Vec::new();
     out.extend(check_hooks_enabled(parsed, subject));
     out.extend(check_disabled_entries(home, parsed, subject));
-    out.extend(check_folder_trust(parsed, subject));
+    let ours = parsed.entries.iter().any(|e| {
+        e.command
+            .as_deref()
+            .is_some_and(|c| owned_key(home, c).is_some())
+    });
+    out.extend(check_folder_trust(parsed, subject, ours));
     out
 }
 
@@ -111,9 +116,11 @@ fn check_disabled_entries(home: &FableHome, parsed: &ParsedProfile, subject: &st
     out
 }
 
-/// Folder trust: a warning while it is on (the default), an error when Gemini cannot read
-/// its trustedFolders.json.
-fn check_folder_trust(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
+/// Folder trust: an error while it is on (the default), the profile holds fable's entries and
+/// no folder is trusted at all (then Gemini runs them nowhere); a warning when some folders
+/// are trusted (the doctor cannot tell which projects are) or only foreign hooks are wired; an
+/// error when Gemini cannot read its trustedFolders.json.
+fn check_folder_trust(parsed: &ParsedProfile, subject: &str, ours: bool) -> Vec<Finding> {
     let settings = &parsed.profile.path;
     let enabled = parsed.value.pointer("/security/folderTrust/enabled");
     if enabled == Some(&Value::Bool(false)) {
@@ -147,13 +154,29 @@ fn check_folder_trust(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
     } else {
         "the default; \"security.folderTrust.enabled\" is not set"
     };
+    let (severity, what) = if trusted == 0 && ours {
+        (
+            Severity::Error,
+            format!(
+                "no folder is trusted in {}, so Gemini runs none of them anywhere",
+                file.display()
+            ),
+        )
+    } else {
+        (
+            Severity::Warn,
+            format!(
+                "{trusted} folder rule(s) trust folders in {}",
+                file.display()
+            ),
+        )
+    };
     vec![Finding::new(
         "profile.folder_trust",
-        Severity::Warn,
+        severity,
         subject,
         format!(
-            "folder trust is on ({how_on}): Gemini runs the hooks of settings.json, fable's included, only in trusted folders; {trusted} folder rule(s) trust folders in {}",
-            file.display()
+            "folder trust is on ({how_on}): Gemini runs the hooks of settings.json, fable's included, only in trusted folders; {what}"
         ),
     )
     .with_fix(format!(
