@@ -81,10 +81,41 @@ fn cmd(f: &Five, arg: &str) -> String {
 fn cmd_allow(f: &Five, arg: &str, allow: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
-    format!("[ -e {script} ] || printf '%s\\n' '{allow}'; [ -e {script} ] || exit 0; sh \"{script}\" {arg}")
+    format!("[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; sh \"{script}\" {arg}")
 }
 
 const CURSOR_ALLOW: &str = r#"{"permission":"allow"}"#;
+
+/// Hosts quote the wired command in block messages (Claude Code: `Stop hook feedback:
+/// [COMMAND]: REASON`), so the evaluator is wired as a short direct command: a missing binary
+/// makes the shell exit 127, which no host treats as a block, so it needs no guard.
+#[test]
+fn the_evaluator_is_wired_as_a_short_command_that_still_fails_open() {
+    let env = TestEnv::new();
+    env.ok(["install"]);
+    let settings = read(&env.claude_settings());
+    let stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bin = env
+        .home
+        .join(".fable/sources/default/current/bin/fable-hook");
+    assert_eq!(stop, format!("\"{}\" stop --host claude", bin.display()));
+    // With the snapshot gone, the command neither blocks (exit 2) nor prints anything.
+    std::fs::remove_file(env.home.join(".fable/sources/default/current")).unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", &stop])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "a missing evaluator must not block"
+    );
+    assert!(out.stdout.is_empty());
+}
 
 #[test]
 fn one_install_converges_five_profiles_of_four_hosts() {

@@ -139,9 +139,10 @@ fn plan_probes(home: &FableHome, profiles: &[Profile]) -> Planned {
     }
 }
 
-/// A command fable registered: `[ -e FILE ] ... || exit 0; COMMAND` (docs/design.md, "Wiring: the settings engine").
+/// A command fable registered with a fail-open guard (docs/design.md, "Wiring: the settings
+/// engine").
 fn is_guarded(command: &str) -> bool {
-    command.starts_with("[ -e ") && command.contains(" || exit 0; ")
+    fable_installer::settings::desired::split_guard(command).is_some()
 }
 
 /// The system temp directory, unless it lies inside HOME (then `/tmp`): probes must not run

@@ -115,6 +115,10 @@ impl HostSpec for Cursor {
         }
     }
 
+    fn requires_output(&self, _event: &str) -> bool {
+        true
+    }
+
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
         vec![("version", json!(1))]
     }

@@ -125,6 +125,11 @@ impl Host {
         self.spec().allow_stdout(event)
     }
 
+    /// True when a hook of `event` that prints nothing is invalid for this host.
+    pub fn requires_output(self, event: &str) -> bool {
+        self.spec().requires_output(event)
+    }
+
     /// The host's name for `event` when fable wires it there.
     pub fn wired_event_name(self, event: Event) -> Option<&'static str> {
         lookup(self.spec().events(), event)

@@ -138,6 +138,12 @@ pub trait HostSpec: Sync {
     fn allow_stdout(&self, _event: &str) -> &'static str {
         ""
     }
+    /// True when the host treats a hook that prints nothing as invalid (Cursor blocks a
+    /// permission hook with empty stdout): then even a missing snapshot must print
+    /// [`HostSpec::allow_stdout`], so the wired command keeps a printing guard.
+    fn requires_output(&self, _event: &str) -> bool {
+        false
+    }
     /// Top-level fields the host requires, added when absent (never changed when present).
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
         Vec::new()

@@ -31,12 +31,9 @@ pub fn owned_key(home: &FableHome, command: &str) -> Option<String> {
 
 /// `host event `command…` (settings path)`: the subject of an entry's findings.
 pub fn entry_subject(profile: &Profile, event: &str, command: &str) -> String {
-    // fable's own entries start with a fail-open guard (`[ -e FILE ] || exit 0; `); show what
-    // the entry runs.
-    let command = match command.split_once(" || exit 0; ") {
-        Some((guard, rest)) if guard.starts_with("[ -e ") => rest,
-        _ => command,
-    };
+    // fable's guarded entries start with a fail-open guard; show what the entry runs.
+    let command =
+        fable_installer::settings::desired::split_guard(command).map_or(command, |(_, rest)| rest);
     let mut shown: String = command.chars().take(COMMAND_SHOWN).collect();
     if command.chars().count() > COMMAND_SHOWN {
         shown.push('…');

@@ -12,10 +12,19 @@ use crate::settings::patch::{Desired, DesiredGroup, Ownership};
 use fable_hosts::{EntrySpec, Host};
 
 /// The registered command for a manifest command wired under `event` (the host's event
-/// name). The guard (`[ -e FILE ] || exit 0; `) fails open when the snapshot file is gone; for
-/// a host that needs output even on allow (Cursor blocks a permission hook whose stdout is
-/// empty) it first prints the host's allow form: `G || printf '%s\n' ALLOW; G || exit 0; `,
-/// which keeps the ` || exit 0; ` shape the doctor recognises fable's entries by.
+/// name), with a fail-open guard where one is needed.
+///
+/// - A command that runs a snapshot file directly (`"ROOT/bin/fable-hook" stop`) needs none:
+///   when the file is gone the shell exits 126/127, which no host treats as a block, and the
+///   short command reads cleanly where a host quotes it in a block message.
+/// - A command that hands a snapshot file to an interpreter (`python3 ROOT/hooks/x.py`, which
+///   exits 2, a block, when the file is gone) is guarded: `[ -e FILE ] || exit 0; COMMAND`.
+/// - Where the host needs output even on allow (Cursor blocks a permission hook whose stdout
+///   is empty) the guard prints the host's allow form first:
+///   `[ -e FILE ] || { printf '%s\n' ALLOW; exit 0; }; COMMAND`, also for a direct command;
+///   an interpreter's guard prints a host's optional allow form too (Claude's `{}`).
+///
+/// [`split_guard`] reads both guard forms back.
 pub fn registered_command(command: &str, stable_root: &Path, host: Host, event: &str) -> String {
     let root = stable_root.to_string_lossy();
     let e = expand_command(command, &root, host.name());
@@ -31,14 +40,56 @@ pub fn registered_command(command: &str, stable_root: &Path, host: Host, event: 
     }
     let guard = guards.join(" && ");
     let allow = host.allow_stdout(event).trim_end();
+    let direct = runs_directly(&e.command, &root, &e.referenced);
+    if host.requires_output(event) && !allow.is_empty() {
+        return format!(
+            "{guard} || {{ printf '%s\\n' {}; exit 0; }}; {}",
+            shell_quote(allow),
+            e.command
+        );
+    }
+    if direct {
+        return e.command;
+    }
     if allow.is_empty() {
         return format!("{guard} || exit 0; {}", e.command);
     }
     format!(
-        "{guard} || printf '%s\\n' {}; {guard} || exit 0; {}",
+        "{guard} || {{ printf '%s\\n' {}; exit 0; }}; {}",
         shell_quote(allow),
         e.command
     )
+}
+
+/// True when the command's first word is one of the referenced snapshot files (quoted the
+/// way a manifest writes it), so that the shell itself runs it.
+fn runs_directly(command: &str, root: &str, referenced: &[String]) -> bool {
+    referenced.iter().any(|rel| {
+        let path = format!("{root}/{rel}");
+        [
+            format!("\"{path}\""),
+            format!("'{path}'"),
+            shell_quote(&path),
+            path.clone(),
+        ]
+        .iter()
+        .any(|first| {
+            command
+                .strip_prefix(first.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        })
+    })
+}
+
+/// Splits a registered command into its fail-open guard and the command it protects, for
+/// either guard form [`registered_command`] writes; `None` for an unguarded command.
+pub fn split_guard(command: &str) -> Option<(&str, &str)> {
+    if !command.starts_with("[ -e ") {
+        return None;
+    }
+    ["; exit 0; }; ", " || exit 0; "]
+        .iter()
+        .find_map(|sep| command.split_once(sep))
 }
 
 /// The desired entries of `manifest` for `host`, and the manifest's events the host lacks
