@@ -9,4 +9,5 @@ mod git_hooks;
 mod hosts;
 mod install;
 mod nudge;
+mod terminal;
 mod update;

@@ -70,7 +70,12 @@ impl Fx {
             .flatten()
             .map(|e| e.file_name())
             .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("fable")], "{}", text(out));
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("fable")],
+            "{}",
+            text(out)
+        );
     }
 }
 
@@ -123,7 +128,11 @@ fn a_manifest_url_on_loopback_updates_then_resyncs_and_runs_the_doctor() {
         .flatten()
         .map(|e| e.file_name())
         .collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("fable")], "staging left");
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("fable")],
+        "staging left"
+    );
     assert_ne!(std::fs::read(fable_bin()).unwrap(), script("99.0.0"));
 }
 
@@ -197,9 +206,24 @@ fn bad_releases_are_refused_and_leave_the_binary_byte_identical() {
                 sha256(&good),
             ],
         ),
-        ("unsigned", unsigned, None, vec!["signature verification failed".into()]),
-        ("tampered", tampered, None, vec!["signature verification failed".into()]),
-        ("renamed-older", older, None, vec!["signature verification failed".into()]),
+        (
+            "unsigned",
+            unsigned,
+            None,
+            vec!["signature verification failed".into()],
+        ),
+        (
+            "tampered",
+            tampered,
+            None,
+            vec!["signature verification failed".into()],
+        ),
+        (
+            "renamed-older",
+            older,
+            None,
+            vec!["signature verification failed".into()],
+        ),
         (
             "version",
             liar,
@@ -209,13 +233,20 @@ fn bad_releases_are_refused_and_leave_the_binary_byte_identical() {
     ];
     for (case, data, digest, expect) in cases {
         let digest = digest.unwrap_or_else(|| sha256(&data));
-        server.route(&format!("/{case}/manifest.json"), manifest(v, &name, &digest));
+        server.route(
+            &format!("/{case}/manifest.json"),
+            manifest(v, &name, &digest),
+        );
         server.route(&format!("/{case}/{name}"), data);
         let from = format!("{}/{case}", server.base);
         let out = fx.run(&["update", "--from", &from], &[]);
         assert_eq!(out.status.code(), Some(1), "{case}: {}", text(&out));
         for e in &expect {
-            assert!(text(&out).contains(e.as_str()), "{case}: {e}: {}", text(&out));
+            assert!(
+                text(&out).contains(e.as_str()),
+                "{case}: {e}: {}",
+                text(&out)
+            );
         }
         assert!(text(&out).contains("doctor:"), "{case}: {}", text(&out));
         fx.assert_untouched(&out);
@@ -225,14 +256,21 @@ fn bad_releases_are_refused_and_leave_the_binary_byte_identical() {
     let from = format!("{}/missing", server.base);
     let out = fx.run(&["update", "--from", &from], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains(&format!("{from}/{name}")), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("{from}/{name}")),
+        "{}",
+        text(&out)
+    );
     fx.assert_untouched(&out);
     // Nothing listens: the release source is unreachable; re-sync and doctor still run.
     let from = release::unreachable_url();
     let out = fx.run(&["update", "--from", &from], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let all = text(&out);
-    assert!(all.contains("self-update failed") && all.contains(&from), "{all}");
+    assert!(
+        all.contains("self-update failed") && all.contains(&from),
+        "{all}"
+    );
     assert!(all.contains("sources:") && all.contains("doctor:"), "{all}");
     fx.assert_untouched(&out);
     // Plain http to anything but loopback is refused before any connection.
@@ -273,14 +311,24 @@ fn a_release_directory_a_file_url_and_the_environment_variable_still_work() {
     fx.env.ok(["install"]);
     let before = tree_listing(&fx.env.root());
     let out = fx.run(
-        &["update", "--check", "--from", dir.to_str().unwrap(), "--json"],
+        &[
+            "update",
+            "--check",
+            "--from",
+            dir.to_str().unwrap(),
+            "--json",
+        ],
         &[],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["self_update"]["status"], "available", "{v}");
     assert_eq!(v["self_update"]["available_version"], "99.0.0");
-    assert_eq!(tree_listing(&fx.env.root()), before, "--check wrote something");
+    assert_eq!(
+        tree_listing(&fx.env.root()),
+        before,
+        "--check wrote something"
+    );
 
     let url = format!("file://{}", dir.display());
     let out = fx.run(&["update"], &[("FABLE_UPDATE_ROOT", &url)]);
@@ -318,7 +366,12 @@ fn an_older_release_needs_allow_downgrade_and_an_equal_one_does_nothing() {
     )
     .unwrap();
     let out = fx.run(
-        &["update", "--allow-downgrade", "--from", dir.to_str().unwrap()],
+        &[
+            "update",
+            "--allow-downgrade",
+            "--from",
+            dir.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -46,7 +46,9 @@ pub enum SelfUpdateError {
     #[error("{path}: cannot extract the fable binary: {message}")]
     Extract { path: PathBuf, message: String },
     /// The extracted binary's `--version` is not the release's version.
-    #[error("{path}: --version printed {actual:?}, not fable {expected}; the binary was not replaced")]
+    #[error(
+        "{path}: --version printed {actual:?}, not fable {expected}; the binary was not replaced"
+    )]
     VersionMismatch {
         path: PathBuf,
         expected: String,

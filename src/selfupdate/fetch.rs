@@ -148,14 +148,12 @@ pub fn fetch_archive(candidate: &Candidate, dest: &Path) -> Result<(), SelfUpdat
     match &candidate.location {
         Location::Local(path) => {
             let src = fs::File::open(path).map_err(io(path))?;
-            let n = std::io::copy(&mut src.take(MAX_ARCHIVE_BYTES + 1), &mut out)
-                .map_err(io(dest))?;
+            let n =
+                std::io::copy(&mut src.take(MAX_ARCHIVE_BYTES + 1), &mut out).map_err(io(dest))?;
             if n > MAX_ARCHIVE_BYTES {
                 return Err(SelfUpdateError::Io {
                     path: path.clone(),
-                    cause: std::io::Error::other(format!(
-                        "larger than {MAX_ARCHIVE_BYTES} bytes"
-                    )),
+                    cause: std::io::Error::other(format!("larger than {MAX_ARCHIVE_BYTES} bytes")),
                 });
             }
         }
