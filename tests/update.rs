@@ -195,7 +195,9 @@ fn bad_releases_are_refused_and_leave_the_binary_byte_identical() {
     let (_, liar) = signed(&fx, v, "98.0.0");
     let unsigned = archive(&root, &script(v), None);
     let wrong = "ab".repeat(32);
-    let cases: Vec<(&str, Vec<u8>, Option<String>, Vec<String>)> = vec![
+    // (case, archive served, manifest digest if not the archive's, expected message parts)
+    type Case<'a> = (&'a str, Vec<u8>, Option<String>, Vec<String>);
+    let cases: Vec<Case> = vec![
         (
             "digest",
             good.clone(),
