@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
 
@@ -65,6 +65,15 @@ enum Command {
     Phase(cmd::agent::PhaseArgs),
     /// Print the project's lifecycle state.
     State(cmd::agent::StateArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the fable(1) man page (roff): `fable man | man -l -`.
+    Man(cmd::man::ManArgs),
+}
+
+/// The whole command-line definition, for generated completions and the man page.
+pub fn command() -> clap::Command {
+    Cli::command()
 }
 
 /// Entry point shared by `main`; returns the exit code.
@@ -106,6 +115,8 @@ pub fn main() -> i32 {
         Command::Evidence(a) => a.run(),
         Command::Phase(a) => a.run(),
         Command::State(a) => a.run(),
+        Command::Completions(a) => a.run(),
+        Command::Man(a) => a.run(),
     };
     match result {
         Ok(code) => code,

@@ -12,4 +12,5 @@ mod install;
 mod nudge;
 mod real_clients;
 mod stop_cap;
+mod terminal;
 mod update;

@@ -1,10 +1,17 @@
-//! `fable update`: self-update from a local release directory (always run on a *copy* of the
-//! fable binary, never the test binary itself), re-syncing diverged sources, `--check`.
+//! `fable update`: self-update from release directories, manifest URLs and a fake GitHub
+//! releases API served on loopback (`update/release.rs`), always run on a *copy* of the fable
+//! binary, never the test binary itself; re-syncing diverged sources; `--check`.
+
+#[cfg(not(feature = "no-self-update"))]
+mod release;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::util::{fable_bin, tree_listing, write, TestEnv};
+
+#[cfg(not(feature = "no-self-update"))]
+use release::{archive, archive_name, manifest, release_dir, script, sha256, Server};
 
 const MANIFEST: &str = r#"{
   "description": "test plugin",
@@ -14,63 +21,62 @@ const MANIFEST: &str = r#"{
 }
 "#;
 
-/// The lowercase hex sha256 of `data` (via `sha256sum`, to stay independent of fable's code).
-fn sha256_hex(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
-
-/// A copy of the fable binary at `ROOT/bin/fable`, and a release directory at `ROOT/release`
-/// holding another copy with one byte appended and a manifest of `version` (with the right
-/// digest unless `sha256` is given).
-#[cfg_attr(feature = "no-self-update", allow(dead_code))]
-struct Setup {
+/// A test environment with a copy of the fable binary at `ROOT/bin/fable` (the file an update
+/// replaces) and its bytes before anything ran.
+struct Fx {
+    env: TestEnv,
     exe: PathBuf,
-    release: PathBuf,
-    release_bin: PathBuf,
+    before: Vec<u8>,
 }
 
-fn setup(env: &TestEnv, version: &str, sha256: Option<&str>) -> Setup {
+fn fx() -> Fx {
+    let env = TestEnv::new();
     let bin_dir = env.root().join("bin");
     std::fs::create_dir_all(&bin_dir).unwrap();
     let exe = bin_dir.join("fable");
     std::fs::copy(fable_bin(), &exe).unwrap();
-    let release = env.root().join("release");
-    std::fs::create_dir_all(&release).unwrap();
-    let release_bin = release.join("fable-x86_64-linux");
-    let mut bytes = std::fs::read(fable_bin()).unwrap();
-    bytes.push(0);
-    std::fs::write(&release_bin, &bytes).unwrap();
-    let digest = sha256.map_or_else(|| sha256_hex(&release_bin), str::to_string);
-    write(
-        &release.join("manifest.json"),
-        &format!(
-            r#"{{"version": "{version}", "binary": "fable-x86_64-linux", "sha256": "{digest}"}}"#
-        ),
-    );
-    Setup {
-        exe,
-        release,
-        release_bin,
-    }
+    let before = std::fs::read(&exe).unwrap();
+    Fx { env, exe, before }
 }
 
-/// Runs the binary at `exe` with this environment's variables.
-fn run_copy(env: &TestEnv, exe: &Path, args: &[&str]) -> Output {
-    let template = env.fable();
-    let mut cmd = Command::new(exe);
-    cmd.env_clear();
-    for (k, v) in template.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
+impl Fx {
+    /// Runs the copy with this environment's variables plus `extra`.
+    fn run(&self, args: &[&str], extra: &[(&str, &str)]) -> Output {
+        let template = self.env.fable();
+        let mut cmd = Command::new(&self.exe);
+        cmd.env_clear();
+        for (k, v) in template.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
         }
+        cmd.envs(extra.iter().copied())
+            .current_dir(&self.env.home)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
     }
-    cmd.current_dir(&env.home)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+
+    /// The copy is byte-identical to what it was and nothing was left beside it.
+    fn assert_untouched(&self, out: &Output) {
+        assert!(
+            std::fs::read(&self.exe).unwrap() == self.before,
+            "binary changed: {}",
+            text(out)
+        );
+        let names: Vec<_> = std::fs::read_dir(self.exe.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("fable")],
+            "{}",
+            text(out)
+        );
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -82,181 +88,301 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// A release of `version` whose `fable` prints `prints` for `--version`, correctly signed.
+#[cfg(not(feature = "no-self-update"))]
+fn signed(fx: &Fx, version: &str, prints: &str) -> (String, Vec<u8>) {
+    let name = archive_name(version);
+    let data = archive(&fx.env.root(), &script(prints), Some(&name));
+    (name, data)
+}
+
 #[test]
 #[cfg(not(feature = "no-self-update"))]
-fn a_newer_release_replaces_the_binary_copy() {
-    let env = TestEnv::new();
-    let s = setup(&env, "99.0.0", None);
-    let from = s.release.to_str().unwrap();
-    // The default source snapshots the running binary: install it with the copy.
-    let out = run_copy(&env, &s.exe, &["install"]);
+fn a_manifest_url_on_loopback_updates_then_resyncs_and_runs_the_doctor() {
+    let fx = fx();
+    let server = Server::start();
+    let (name, data) = signed(&fx, "99.0.0", "99.0.0");
+    server.route(
+        "/rel/manifest.json",
+        manifest("99.0.0", &name, &sha256(&data)),
+    );
+    server.route(&format!("/rel/{name}"), data);
+    let from = format!("{}/rel", server.base);
+    let out = fx.run(&["update", "--from", &from, "--json"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let out = run_copy(&env, &s.exe, &["update", "--from", from, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    // The new binary re-synced the default source: its snapshot holds the release.
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["sources"][0]["key"], "default", "{v}");
-    assert_eq!(v["sources"][0]["action"], "resynced", "{v}");
-    let hook = env
-        .fable_home
-        .join("sources/default/current/bin/fable-hook");
-    assert_eq!(
-        std::fs::read(&hook).unwrap(),
-        std::fs::read(&s.release_bin).unwrap()
-    );
-    let status = run_copy(&env, &s.exe, &["status", "--json"]);
-    let st: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(st["sources"][0]["state"], "current", "{st}");
-    assert_eq!(
-        std::fs::read(&s.exe).unwrap(),
-        std::fs::read(&s.release_bin).unwrap(),
-        "the copy must now be the release"
-    );
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&s.exe).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o755);
     assert_eq!(v["self_update"]["status"], "updated", "{v}");
     assert_eq!(v["self_update"]["available_version"], "99.0.0");
+    assert_eq!(
+        v["self_update"]["source"],
+        format!("{from}/manifest.json").as_str()
+    );
+    // The new binary ran the re-sync and doctor steps.
     assert!(v["sources"].is_array() && v["doctor"]["ok"] == true, "{v}");
-    // No temp file left beside the binary.
-    let names: Vec<_> = std::fs::read_dir(s.exe.parent().unwrap())
+    assert_eq!(std::fs::read(&fx.exe).unwrap(), script("99.0.0"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&fx.exe).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+    let names: Vec<_> = std::fs::read_dir(fx.exe.parent().unwrap())
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
         .collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("fable")]);
-    // The test binary itself was never touched.
-    assert_ne!(
-        std::fs::read(fable_bin()).unwrap(),
-        std::fs::read(&s.exe).unwrap()
-    );
-}
-
-#[test]
-#[cfg(not(feature = "no-self-update"))]
-fn a_file_url_and_the_environment_variable_name_the_source() {
-    let env = TestEnv::new();
-    let s = setup(&env, "99.0.0", None);
-    let template = env.fable();
-    let mut cmd = Command::new(&s.exe);
-    cmd.env_clear();
-    for (k, v) in template.get_envs() {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
-    let url = format!("file://{}", s.release.display());
-    let out = cmd
-        .env("FABLE_UPDATE_ROOT", &url)
-        .args(["update"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("99.0.0"));
     assert_eq!(
-        std::fs::read(&s.exe).unwrap(),
-        std::fs::read(&s.release_bin).unwrap()
+        names,
+        vec![std::ffi::OsString::from("fable")],
+        "staging left"
     );
+    assert_ne!(std::fs::read(fable_bin()).unwrap(), script("99.0.0"));
 }
 
 #[test]
 #[cfg(not(feature = "no-self-update"))]
-fn a_wrong_digest_leaves_the_binary_byte_identical() {
-    let env = TestEnv::new();
-    let wrong = "ab".repeat(32);
-    let s = setup(&env, "99.0.0", Some(&wrong));
-    let actual = sha256_hex(&s.release_bin);
-    let before = std::fs::read(&s.exe).unwrap();
-    let out = run_copy(
-        &env,
-        &s.exe,
-        &["update", "--from", s.release.to_str().unwrap()],
+fn the_github_backend_reads_a_fake_releases_api_on_loopback() {
+    let fx = fx();
+    let server = Server::start();
+    let (name, data) = signed(&fx, "99.0.0", "99.0.0");
+    let other = "fable-99.0.0-riscv64-unknown-none.tar.gz";
+    let asset_url = format!("{}/assets/1", server.base);
+    server.route("/assets/1", data.clone());
+    // A release without this target's archive.
+    server.route(
+        "/repos/acme/nope/releases/latest",
+        release::github_latest("v99.0.0", &[(other, &asset_url, &sha256(&data))]),
     );
+    let api = [("FABLE_GITHUB_API_URL", server.base.as_str())];
+    let out = fx.run(&["update", "--from", "github:acme/nope"], &api);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("has no archive for {}", release::target())),
+        "{}",
+        text(&out)
+    );
+    fx.assert_untouched(&out);
+
+    server.route(
+        "/repos/acme/fable/releases/latest",
+        release::github_latest("v99.0.0", &[(&name, &asset_url, &sha256(&data))]),
+    );
+    let out = fx.run(&["update", "--check", "--from", "github:acme/fable"], &api);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("fable 99.0.0 is available"),
+        "{}",
+        text(&out)
+    );
+    fx.assert_untouched(&out);
+    let out = fx.run(&["update", "--from", "github:acme/fable"], &api);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(&fx.exe).unwrap(), script("99.0.0"));
+}
+
+/// Every refusal leaves the binary byte-identical, says why, and still runs the re-sync and
+/// doctor steps (exit 1).
+#[test]
+#[cfg(not(feature = "no-self-update"))]
+fn bad_releases_are_refused_and_leave_the_binary_byte_identical() {
+    let fx = fx();
+    let root = fx.env.root();
+    let server = Server::start();
+    let v = "99.0.0";
+    let name = archive_name(v);
+    let (_, good) = signed(&fx, v, v);
+    let mut tampered = good.clone();
+    let mid = tampered.len() - 40;
+    tampered[mid] ^= 0xff;
+    let older = archive(&root, &script("0.0.5"), Some(&archive_name("0.0.5")));
+    let (_, liar) = signed(&fx, v, "98.0.0");
+    let unsigned = archive(&root, &script(v), None);
+    let wrong = "ab".repeat(32);
+    // (case, archive served, manifest digest if not the archive's, expected message parts)
+    type Case<'a> = (&'a str, Vec<u8>, Option<String>, Vec<String>);
+    let cases: Vec<Case> = vec![
+        (
+            "digest",
+            good.clone(),
+            Some(wrong.clone()),
+            vec![
+                "sha256 digest mismatch".into(),
+                wrong.clone(),
+                sha256(&good),
+            ],
+        ),
+        (
+            "unsigned",
+            unsigned,
+            None,
+            vec!["signature verification failed".into()],
+        ),
+        (
+            "tampered",
+            tampered,
+            None,
+            vec!["signature verification failed".into()],
+        ),
+        (
+            "renamed-older",
+            older,
+            None,
+            vec!["signature verification failed".into()],
+        ),
+        (
+            "version",
+            liar,
+            None,
+            vec!["--version printed \"fable 98.0.0\", not fable 99.0.0".into()],
+        ),
+    ];
+    for (case, data, digest, expect) in cases {
+        let digest = digest.unwrap_or_else(|| sha256(&data));
+        server.route(
+            &format!("/{case}/manifest.json"),
+            manifest(v, &name, &digest),
+        );
+        server.route(&format!("/{case}/{name}"), data);
+        let from = format!("{}/{case}", server.base);
+        let out = fx.run(&["update", "--from", &from], &[]);
+        assert_eq!(out.status.code(), Some(1), "{case}: {}", text(&out));
+        for e in &expect {
+            assert!(
+                text(&out).contains(e.as_str()),
+                "{case}: {e}: {}",
+                text(&out)
+            );
+        }
+        assert!(text(&out).contains("doctor:"), "{case}: {}", text(&out));
+        fx.assert_untouched(&out);
+    }
+    // The manifest names an archive the server does not have.
+    server.route("/missing/manifest.json", manifest(v, &name, &sha256(&good)));
+    let from = format!("{}/missing", server.base);
+    let out = fx.run(&["update", "--from", &from], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("{from}/{name}")),
+        "{}",
+        text(&out)
+    );
+    fx.assert_untouched(&out);
+    // Nothing listens: the release source is unreachable; re-sync and doctor still run.
+    let from = release::unreachable_url();
+    let out = fx.run(&["update", "--from", &from], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let all = text(&out);
-    assert!(all.contains(&wrong) && all.contains(&actual), "{all}");
-    assert_eq!(std::fs::read(&s.exe).unwrap(), before);
-    assert_eq!(
-        std::fs::read_dir(s.exe.parent().unwrap()).unwrap().count(),
-        1
+    assert!(
+        all.contains("self-update failed") && all.contains(&from),
+        "{all}"
     );
+    assert!(all.contains("sources:") && all.contains("doctor:"), "{all}");
+    fx.assert_untouched(&out);
+    // Plain http to anything but loopback is refused before any connection.
+    let out = fx.run(&["update", "--from", "http://example.com/fable"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("plain http:// is refused except to a loopback address"),
+        "{}",
+        text(&out)
+    );
+    fx.assert_untouched(&out);
 }
 
 #[test]
 #[cfg(not(feature = "no-self-update"))]
-fn check_reports_and_writes_nothing() {
-    let env = TestEnv::new();
-    let s = setup(&env, "99.0.0", None);
-    env.ok(["install"]);
-    let before = tree_listing(&env.root());
-    let out = run_copy(
-        &env,
-        &s.exe,
+fn a_release_directory_a_file_url_and_the_environment_variable_still_work() {
+    let fx = fx();
+    let (name, data) = signed(&fx, "99.0.0", "99.0.0");
+    let wrong = "cd".repeat(32);
+    let bad = release_dir(
+        &fx.env.root(),
+        "bad",
+        &manifest("99.0.0", &name, &wrong),
+        &[(&name, &data)],
+    );
+    let out = fx.run(&["update", "--from", bad.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains(&wrong) && text(&out).contains(&sha256(&data)));
+    fx.assert_untouched(&out);
+
+    let dir = release_dir(
+        &fx.env.root(),
+        "release",
+        &manifest("99.0.0", &name, &sha256(&data)),
+        &[(&name, &data)],
+    );
+    // --check verifies the archive in place and writes nothing.
+    fx.env.ok(["install"]);
+    let before = tree_listing(&fx.env.root());
+    let out = fx.run(
         &[
             "update",
             "--check",
             "--from",
-            s.release.to_str().unwrap(),
+            dir.to_str().unwrap(),
             "--json",
         ],
+        &[],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["self_update"]["status"], "available", "{v}");
     assert_eq!(v["self_update"]["available_version"], "99.0.0");
-    assert_eq!(tree_listing(&env.root()), before, "--check wrote something");
+    assert_eq!(
+        tree_listing(&fx.env.root()),
+        before,
+        "--check wrote something"
+    );
 
-    let out = run_copy(
-        &env,
-        &s.exe,
-        &["update", "--check", "--from", s.release.to_str().unwrap()],
-    );
+    let url = format!("file://{}", dir.display());
+    let out = fx.run(&["update"], &[("FABLE_UPDATE_ROOT", &url)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("99.0.0 is available"),
-        "{}",
-        text(&out)
-    );
-    assert_eq!(tree_listing(&env.root()), before, "--check wrote something");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("99.0.0"));
+    assert_eq!(std::fs::read(&fx.exe).unwrap(), script("99.0.0"));
 }
 
 #[test]
 #[cfg(not(feature = "no-self-update"))]
-fn an_older_or_equal_release_does_nothing() {
+fn an_older_release_needs_allow_downgrade_and_an_equal_one_does_nothing() {
+    let fx = fx();
     for version in ["0.0.1", env!("CARGO_PKG_VERSION")] {
-        let env = TestEnv::new();
-        let s = setup(&env, version, None);
-        let before = std::fs::read(&s.exe).unwrap();
-        let out = run_copy(
-            &env,
-            &s.exe,
-            &["update", "--from", s.release.to_str().unwrap(), "--json"],
+        let (name, data) = signed(&fx, version, version);
+        let dir = release_dir(
+            &fx.env.root(),
+            &format!("r-{version}"),
+            &manifest(version, &name, &sha256(&data)),
+            &[(&name, &data)],
         );
+        let from = dir.to_str().unwrap();
+        let out = fx.run(&["update", "--from", from, "--json"], &[]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["self_update"]["status"], "up_to_date", "{v}");
-        assert_eq!(std::fs::read(&s.exe).unwrap(), before);
+        fx.assert_untouched(&out);
     }
-}
-
-#[test]
-#[cfg(not(feature = "no-self-update"))]
-fn network_sources_are_refused() {
-    let env = TestEnv::new();
-    let s = setup(&env, "99.0.0", None);
-    let before = std::fs::read(&s.exe).unwrap();
-    let out = run_copy(
-        &env,
-        &s.exe,
-        &["update", "--from", "https://example.com/fable/releases"],
+    let (name, data) = signed(&fx, "0.0.1", "0.0.1");
+    let dir = fx.env.root().join("r-0.0.1");
+    assert!(dir.join(&name).exists());
+    std::fs::write(dir.join(&name), &data).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        manifest("0.0.1", &name, &sha256(&data)),
+    )
+    .unwrap();
+    let out = fx.run(
+        &[
+            "update",
+            "--allow-downgrade",
+            "--from",
+            dir.to_str().unwrap(),
+        ],
+        &[],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
-        text(&out).contains("network update sources are not supported by this build; mirror the release into a directory and use --from DIR"),
+        String::from_utf8_lossy(&out.stdout).contains("downgraded"),
         "{}",
         text(&out)
     );
-    assert_eq!(std::fs::read(&s.exe).unwrap(), before);
+    assert_eq!(std::fs::read(&fx.exe).unwrap(), script("0.0.1"));
 }
 
 #[test]
@@ -318,16 +444,15 @@ fn a_stale_source_is_resynced_and_a_missing_checkout_is_reported() {
 #[test]
 #[cfg(feature = "no-self-update")]
 fn the_self_update_step_is_compiled_out() {
-    let env = TestEnv::new();
-    let s = setup(&env, "99.0.0", None);
-    let before = std::fs::read(&s.exe).unwrap();
-    let out = run_copy(
-        &env,
-        &s.exe,
-        &["update", "--from", s.release.to_str().unwrap(), "--json"],
+    let fx = fx();
+    let dir = fx.env.root().join("release");
+    write(
+        &dir.join("manifest.json"),
+        r#"{"version": "99.0.0", "binary": "fable.tar.gz", "sha256": "00"}"#,
     );
+    let out = fx.run(&["update", "--from", dir.to_str().unwrap(), "--json"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["self_update"]["status"], "disabled", "{v}");
-    assert_eq!(std::fs::read(&s.exe).unwrap(), before);
+    fx.assert_untouched(&out);
 }

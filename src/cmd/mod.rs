@@ -1,10 +1,12 @@
 //! One module per subcommand; each defines its clap arguments and implements [`crate::cli::Run`].
 
 pub mod agent;
+pub mod completions;
 pub mod doctor;
 pub mod gc;
 pub mod git_hooks;
 pub mod install;
+pub mod man;
 pub mod profile;
 pub mod render;
 pub mod rollback;

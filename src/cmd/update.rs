@@ -1,6 +1,7 @@
-//! `fable update [--check] [--no-self-update] [--from DIR_OR_URL] [--json] [--probe]`:
-//! (1) replace the fable binary from a local release source, (2) re-sync every source that
-//! diverged from its current generation, (3) run the doctor.
+//! `fable update [--check] [--no-self-update] [--from SOURCE] [--allow-downgrade] [--json]
+//! [--probe]`: (1) replace the fable binary from a release source (`crate::selfupdate`,
+//! docs/design.md "Update"), (2) re-sync every source that diverged from its current
+//! generation, (3) run the doctor.
 
 use clap::Args;
 use serde::Serialize;
@@ -15,12 +16,17 @@ use crate::selfupdate::{self, ReexecOptions, SelfUpdate, Status};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "The release source is a directory (or a file:// URL) holding \
-manifest.json: {\"version\": \"0.2.0\", \"binary\": \"fable-x86_64-linux\", \"sha256\": \"<hex>\"}. \
-It is taken from --from, else $FABLE_UPDATE_ROOT; with neither, the self-update is skipped. \
-The binary is replaced only when the release is newer and its sha256 matches.\n\n\
+    after_help = "The release source (--from, else $FABLE_UPDATE_ROOT; with neither the \
+self-update is skipped) is a directory or file:// URL holding manifest.json, the https:// URL \
+of a manifest.json, or github:OWNER/REPO (the latest GitHub release; API at \
+$FABLE_GITHUB_API_URL, default https://api.github.com). manifest.json is {\"version\": \
+\"0.2.0\", \"binary\": \"fable-0.2.0-x86_64-unknown-linux-gnu.tar.gz\", \"sha256\": \"<hex>\"}; \
+plain http:// is refused except to loopback.\n\nBefore anything is replaced the archive's sha256 \
+must match, its zipsign signature must verify against a key built into fable, and the \
+extracted binary's --version must print the release's version. An older release is never \
+installed without --allow-downgrade.\n\n\
 Exit status: 0 when everything was brought up to date and the doctor reports no error, \
-1 otherwise.\n\nExamples:\n  fable update --from /mnt/mirror/fable   update the binary, re-sync, \
+1 otherwise.\n\nExamples:\n  fable update --from github:OWNER/fable  update the binary, re-sync, \
 check\n  fable update --check                    report what would be done, write nothing\n  \
 fable update --no-self-update           only re-sync the sources and run the doctor"
 )]
@@ -31,10 +37,13 @@ pub struct UpdateArgs {
     /// Do not replace the fable binary; only re-sync sources and run the doctor.
     #[arg(long)]
     pub no_self_update: bool,
-    /// Release source: a directory or file:// URL holding manifest.json (default:
-    /// $FABLE_UPDATE_ROOT).
-    #[arg(long, value_name = "DIR_OR_URL")]
+    /// Release source: a directory or file:// URL holding manifest.json, an https:// URL of a
+    /// manifest.json, or github:OWNER/REPO (default: $FABLE_UPDATE_ROOT).
+    #[arg(long, value_name = "SOURCE")]
     pub from: Option<String>,
+    /// Install the release even when it is older than the running binary.
+    #[arg(long)]
+    pub allow_downgrade: bool,
     /// Print one JSON document on stdout: {"self_update": {...}, "sources": [...], "doctor": {...}}.
     #[arg(long)]
     pub json: bool,
@@ -64,6 +73,7 @@ impl Run for UpdateArgs {
                 from: self.from.as_deref(),
                 check: self.check,
                 skip: self.no_self_update || self.after_self_update,
+                allow_downgrade: self.allow_downgrade,
             },
         );
         if !self.json && !self.after_self_update {

@@ -1,5 +1,6 @@
-//! The release manifest (`manifest.json` in a release source) and the version comparison that
-//! decides whether the release is newer than the running binary.
+//! The release manifest (`manifest.json` in a release directory or at a URL; docs/design.md,
+//! "Update") and the version comparison that decides whether a release is newer than the
+//! running binary.
 
 use std::cmp::Ordering;
 use std::fs;
@@ -17,9 +18,10 @@ pub const MANIFEST_NAME: &str = "manifest.json";
 pub struct Release {
     /// Dotted version number, e.g. `0.2.0`.
     pub version: String,
-    /// The binary's path relative to the release directory.
+    /// The signed `.tar.gz` archive holding the `fable` binary, relative to the manifest's
+    /// directory (or URL).
     pub binary: String,
-    /// Lowercase hex sha256 of the binary.
+    /// Lowercase hex sha256 of the archive.
     pub sha256: String,
 }
 
@@ -31,15 +33,30 @@ impl Release {
     }
 }
 
+/// Largest `manifest.json` read or downloaded.
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
 /// Reads and validates `DIR/manifest.json` (the digest is normalised to lowercase).
 pub fn read_release(dir: &Path) -> Result<Release, SelfUpdateError> {
     let path = dir.join(MANIFEST_NAME);
-    let text = fs::read_to_string(&path).map_err(io(&path))?;
+    let len = fs::metadata(&path).map_err(io(&path))?.len();
+    if len > MAX_MANIFEST_BYTES {
+        return Err(SelfUpdateError::Manifest {
+            location: path.display().to_string(),
+            message: format!("larger than {MAX_MANIFEST_BYTES} bytes"),
+        });
+    }
+    let text = fs::read(&path).map_err(io(&path))?;
+    parse_release(&text, &path.display().to_string())
+}
+
+/// Parses and validates a manifest read from `location` (a path or URL, for messages).
+pub fn parse_release(text: &[u8], location: &str) -> Result<Release, SelfUpdateError> {
     let bad = |message: String| SelfUpdateError::Manifest {
-        path: path.clone(),
+        location: location.to_string(),
         message,
     };
-    let release: Release = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let release: Release = serde_json::from_slice(text).map_err(|e| bad(e.to_string()))?;
     parse_version(&release.version).map_err(bad)?;
     let rel = Path::new(&release.binary);
     if release.binary.is_empty()
@@ -48,7 +65,7 @@ pub fn read_release(dir: &Path) -> Result<Release, SelfUpdateError> {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
     {
         return Err(bad(format!(
-            "\"binary\" must be a path inside the release directory, not {:?}",
+            "\"binary\" must be a relative path inside the release, not {:?}",
             release.binary
         )));
     }

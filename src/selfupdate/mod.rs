@@ -1,6 +1,8 @@
-//! `fable update`'s self-update step (docs/design.md section 8, "Update"): reading a local
-//! release source (a directory holding `manifest.json`), deciding whether its version is newer
-//! than the running binary, and replacing the binary; then re-running the new binary.
+//! `fable update`'s self-update step (docs/design.md, "Update"): reading a release source (a
+//! directory or URL holding `manifest.json`, or GitHub releases; [`source`], [`fetch`]),
+//! deciding whether its version is newer than the running binary (never older without
+//! `--allow-downgrade`), verifying the archive (sha256, signature, `--version`; [`verify`]) and
+//! replacing the binary atomically ([`replace`]); then re-running the new binary ([`reexec`]).
 //!
 //! The cargo feature `no-self-update` compiles the release reading and replacement out:
 //! [`run`] then always reports [`Status::Disabled`].
@@ -8,12 +10,18 @@
 #[cfg(not(feature = "no-self-update"))]
 pub mod error;
 #[cfg(not(feature = "no-self-update"))]
+pub mod fetch;
+#[cfg(not(feature = "no-self-update"))]
+pub mod keys;
+#[cfg(not(feature = "no-self-update"))]
 pub mod manifest;
 mod reexec;
 #[cfg(not(feature = "no-self-update"))]
 pub mod replace;
 #[cfg(not(feature = "no-self-update"))]
 pub mod source;
+#[cfg(not(feature = "no-self-update"))]
+pub mod verify;
 
 use std::path::PathBuf;
 
@@ -55,9 +63,9 @@ pub struct SelfUpdate {
     /// The release source's version, once its manifest was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available_version: Option<String>,
-    /// The release directory.
+    /// The release source (a directory, a manifest URL or `github:OWNER/REPO`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<PathBuf>,
+    pub source: Option<String>,
     /// The running executable (the file that is, or would be, replaced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub binary: Option<PathBuf>,
@@ -92,6 +100,8 @@ pub struct Options<'a> {
     pub check: bool,
     /// Skip the step (`--no-self-update`, or this run is the freshly installed binary's).
     pub skip: bool,
+    /// Install the release even when it is older than the running binary.
+    pub allow_downgrade: bool,
 }
 
 /// Runs the self-update step; every failure is reported in the outcome, never returned.
@@ -103,21 +113,22 @@ pub fn run(_home: &FableHome, _opts: &Options) -> SelfUpdate {
     )
 }
 
-/// Runs the self-update step: resolves the release source, reads its manifest, and when the
-/// release is newer verifies it (`check`) or replaces the running binary with it. Every failure
-/// is reported in the outcome, never returned.
+/// Runs the self-update step: resolves the release source, reads the release it offers, and
+/// when it is newer (or older, with `allow_downgrade`) verifies it (`check`: without writing)
+/// or replaces the running binary with it. Every failure is reported in the outcome, never
+/// returned.
 #[cfg(not(feature = "no-self-update"))]
 pub fn run(home: &FableHome, opts: &Options) -> SelfUpdate {
     if opts.skip {
         return SelfUpdate::new(Status::Skipped, "skipped (--no-self-update)");
     }
-    let dir = match source::resolve_source(opts.from) {
-        Ok(Some(dir)) => dir,
+    let source = match source::resolve_source(opts.from) {
+        Ok(Some(source)) => source,
         Ok(None) => {
             return SelfUpdate::new(
                 Status::Skipped,
                 format!(
-                    "skipped: no release source configured (--from DIR or ${})",
+                    "skipped: no release source configured (--from SOURCE or ${})",
                     source::ROOT_ENV
                 ),
             )
@@ -125,34 +136,47 @@ pub fn run(home: &FableHome, opts: &Options) -> SelfUpdate {
         Err(e) => return SelfUpdate::new(Status::Failed, e.to_string()),
     };
     let mut out = SelfUpdate::new(Status::Failed, "");
-    out.source = Some(dir.clone());
-    if let Err(message) = update_from(home, &dir, opts.check, &mut out) {
+    out.source = Some(source.to_string());
+    if let Err(message) = update_from(home, &source, opts, &mut out) {
         out.status = Status::Failed;
         out.message = message;
     }
     out
 }
 
-/// The self-update from the release directory `dir`, filling in `out`; the error is the
-/// failure message.
+/// The self-update from `source`, filling in `out`; the error is the failure message.
 #[cfg(not(feature = "no-self-update"))]
 fn update_from(
     home: &FableHome,
-    dir: &std::path::Path,
-    check: bool,
+    source: &source::Source,
+    opts: &Options,
     out: &mut SelfUpdate,
 ) -> Result<(), String> {
+    use std::cmp::Ordering;
     let current = CURRENT_VERSION;
-    let release = manifest::read_release(dir).map_err(|e| e.to_string())?;
-    out.available_version = Some(release.version.clone());
-    if !release.is_newer_than(current)? {
-        out.status = Status::UpToDate;
-        out.message = format!(
-            "fable {current} is up to date (release source has {})",
-            release.version
-        );
-        return Ok(());
-    }
+    let candidate = fetch::candidate(source).map_err(|e| e.to_string())?;
+    out.available_version = Some(candidate.version.clone());
+    let order = manifest::compare_versions(&candidate.version, current)?;
+    let verb = match order {
+        Ordering::Greater => "updated",
+        Ordering::Less if opts.allow_downgrade => "downgraded",
+        Ordering::Less => {
+            out.status = Status::UpToDate;
+            out.message = format!(
+                "fable {current} is newer than the release source's {}; not downgrading (--allow-downgrade to install it)",
+                candidate.version
+            );
+            return Ok(());
+        }
+        Ordering::Equal => {
+            out.status = Status::UpToDate;
+            out.message = format!(
+                "fable {current} is up to date (release source has {})",
+                candidate.version
+            );
+            return Ok(());
+        }
+    };
     let exe = replace::current_exe().map_err(|e| e.to_string())?;
     out.binary = Some(exe.clone());
     // Compare real paths: a symlinked HOME or FABLE_HOME must not hide that the running
@@ -165,23 +189,24 @@ fn update_from(
             exe.display()
         ));
     }
-    if check {
-        replace::verify_release(dir, &release).map_err(|e| e.to_string())?;
+    if opts.check {
+        replace::check_in_place(&candidate).map_err(|e| e.to_string())?;
         out.status = Status::Available;
         out.message = format!(
             "fable {} is available (running {current}); {} would be replaced",
-            release.version,
+            candidate.version,
             exe.display()
         );
         return Ok(());
     }
-    replace::replace_binary(dir, &release, &exe).map_err(|e| e.to_string())?;
+    let staged = replace::stage(&candidate, &exe).map_err(|e| e.to_string())?;
+    replace::install(staged, &exe).map_err(|e| e.to_string())?;
     out.status = Status::Updated;
     out.replaced = true;
     out.message = format!(
-        "updated {} from {current} to {}",
+        "{verb} {} from {current} to {}",
         exe.display(),
-        release.version
+        candidate.version
     );
     Ok(())
 }

@@ -1,0 +1,117 @@
+//! `fable completions SHELL` and `fable man`: the generated scripts load in the shells that are
+//! installed (bash always: `bash -n`, then `complete -p fable` after sourcing), and the man
+//! pages render with `man -l` (else `groff -man`, else structural roff checks).
+
+use std::process::{Command, Stdio};
+
+use crate::util::TestEnv;
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn completion_scripts_are_generated_for_every_shell_and_load_in_bash() {
+    let env = TestEnv::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = env.ok(["completions", shell]);
+        assert!(script.contains("fable"), "{shell}: {script}");
+        assert!(script.contains("update"), "{shell}: no subcommands");
+    }
+    let file = env.root().join("fable.bash");
+    std::fs::write(&file, env.ok(["completions", "bash"])).unwrap();
+    let st = Command::new("bash").arg("-n").arg(&file).status().unwrap();
+    assert!(st.success(), "bash -n rejects the completion script");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(r#"source "$1" && complete -p fable"#)
+        .arg("bash")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("complete") && stdout.trim_end().ends_with(" fable"),
+        "{stdout}"
+    );
+    // The other shells, where installed, at least parse their script.
+    for (shell, tool, args) in [
+        ("zsh", "zsh", &["-n"][..]),
+        ("fish", "fish", &["--no-execute"][..]),
+    ] {
+        if !have(tool) {
+            continue;
+        }
+        let file = env.root().join(format!("fable.{shell}"));
+        std::fs::write(&file, env.ok(["completions", shell])).unwrap();
+        let st = Command::new(tool).args(args).arg(&file).status().unwrap();
+        assert!(st.success(), "{tool} rejects the completion script");
+    }
+    // An unknown shell is a usage error.
+    assert_eq!(env.run(["completions", "tcsh"]).status.code(), Some(2));
+}
+
+#[test]
+fn the_man_pages_render() {
+    let env = TestEnv::new();
+    for (args, title, expect) in [
+        (&["man"][..], "fable", "SUBCOMMANDS"),
+        (&["man", "update"][..], "fable-update", "--allow-downgrade"),
+    ] {
+        let page = env.ok(args);
+        assert!(page.contains(&format!(".TH {title} 1")), "{page}");
+        assert!(
+            page.contains(".SH NAME") && page.contains(".SH SYNOPSIS"),
+            "{page}"
+        );
+        let file = env.root().join(format!("{title}.1"));
+        std::fs::write(&file, &page).unwrap();
+        let rendered = if have("man") {
+            Command::new("man")
+                .arg("-l")
+                .arg(&file)
+                .env("MANPAGER", "cat")
+                .env("MANWIDTH", "100")
+                .env("MAN_KEEP_FORMATTING", "0")
+                .output()
+                .unwrap()
+        } else if have("groff") {
+            Command::new("groff")
+                .args(["-man", "-Tutf8", "-P-c"])
+                .arg(&file)
+                .output()
+                .unwrap()
+        } else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&rendered.stdout);
+        assert!(
+            rendered.status.success(),
+            "{}",
+            String::from_utf8_lossy(&rendered.stderr)
+        );
+        // Strip overstrike (bold/underline) sequences before matching.
+        let plain: String = {
+            let mut out = String::new();
+            for c in text.chars() {
+                if c == '\u{8}' {
+                    out.pop();
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        };
+        assert!(plain.contains("NAME") && plain.contains(expect), "{plain}");
+    }
+    assert_eq!(env.run(["man", "nope"]).status.code(), Some(2));
+}
