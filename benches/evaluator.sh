@@ -9,5 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
+# The smoke run checks results only: the debug build the test suite made is enough (and spares
+# CI a release build with LTO).
+if [[ " $* " == *" --smoke "* ]]; then
+  cargo build --quiet --bin fable
+  exec cargo bench --quiet --profile dev -p fable-payload --bench hook_latency -- --fable "$target/debug/fable" "$@"
+fi
 cargo build --release --quiet --bin fable
 exec cargo bench --quiet -p fable-payload --bench hook_latency -- --fable "$target/release/fable" "$@"
