@@ -373,3 +373,18 @@ fn a_users_copy_of_a_fable_command_is_a_warning_not_an_unfixable_error() {
     s.doctor(&["--fix"]);
     assert_eq!(s.contents(), wired);
 }
+
+/// Gemini's entries carry fable's `name`: they stay fable's even when the record is lost.
+#[test]
+fn gemini_entries_are_known_by_their_name_without_the_record() {
+    let s = Sandbox::new();
+    write(&s.src.join("hooks/hooks.json"), NO_MARKERS);
+    s.install();
+    let gemini = s.env.home.join(".gemini/settings.json");
+    let wired = std::fs::read_to_string(&gemini).unwrap();
+    assert!(wired.contains("\"name\": \"fable-"), "{wired}");
+    std::fs::remove_dir_all(s.env.fable_home.join("owned")).unwrap();
+    let again = s.json(&["install", s.src(), "--host", "gemini", "--json"]);
+    assert_eq!(again["changed"], false, "{again:#}");
+    assert_eq!(std::fs::read_to_string(&gemini).unwrap(), wired);
+}
