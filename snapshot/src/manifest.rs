@@ -349,6 +349,11 @@ fn placeholder_at(s: &[char]) -> Option<(String, usize)> {
     if s.get(1) == Some(&'{') {
         let end = s.iter().position(|c| *c == '}')?;
         let name: String = s[2..end].iter().collect();
+        // `${NAME:-default}` and `${NAME-default}` name NAME, which fable always sets.
+        let name = match name.split_once('-') {
+            Some((n, _)) => n.strip_suffix(':').unwrap_or(n).to_string(),
+            None => name,
+        };
         return Some((name, end + 1));
     }
     let name: String = s[1..]
@@ -394,6 +399,23 @@ mod tests {
             assert_eq!(sh(&e.command, &[]), want, "{cmd} -> {}", e.command);
             assert_eq!(e.referenced, vec!["hooks/x.py".to_string()]);
         }
+    }
+
+    #[test]
+    fn a_default_form_is_the_placeholder_too() {
+        let root = "/h/a b/.fable/sources/k/current";
+        for cmd in [
+            "${CLAUDE_PLUGIN_ROOT:-.}/hooks/x.sh",
+            "\"${CLAUDE_PLUGIN_ROOT-/elsewhere}/hooks/x.sh\"",
+        ] {
+            let e = expand_command(cmd, root, "claude");
+            assert_eq!(sh(&e.command, &[]), format!("{root}/hooks/x.sh|"), "{cmd}");
+            assert_eq!(e.referenced, vec!["hooks/x.sh".to_string()]);
+        }
+        // Other variables' defaults are the shell's business.
+        let e = expand_command("${HOME:-/x}/y", root, "claude");
+        assert_eq!(e.command, "${HOME:-/x}/y");
+        assert!(e.referenced.is_empty());
     }
 
     #[test]

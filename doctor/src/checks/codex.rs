@@ -7,13 +7,11 @@
 //! (`codex app-server`, `hooks/list`, bounded); without it, it can only tell an entry with no
 //! recorded trust at all. Only fable's entries are judged: the user's own are theirs.
 
-use serde_json::Value;
-
 use fable_hosts::Host;
 use fable_installer::codex_trust::{self, CodexConfig, ListedHook};
 use fable_installer::FableHome;
 
-use super::entries::owned_key;
+use super::entries::entry_owners;
 use super::profiles::ParsedProfile;
 use crate::finding::{Finding, Severity};
 
@@ -85,42 +83,24 @@ pub(super) fn check_codex(home: &FableHome, parsed: &ParsedProfile, subject: &st
     out
 }
 
-/// Trust keys of fable's entries in the file, as Codex computes them (group and handler
-/// index in the event's list).
+/// Trust keys of fable's entries in the file (by the identity install uses), as Codex
+/// computes them (group and handler index in the event's list).
 fn fable_positions(home: &FableHome, parsed: &ParsedProfile) -> Vec<String> {
     let path = parsed.profile.path.display();
-    let mut out = Vec::new();
-    let Some(events) = parsed.value.get("hooks").and_then(Value::as_object) else {
-        return out;
-    };
-    for (event, groups) in events {
-        for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
-            let handlers = group.get("hooks").and_then(Value::as_array);
-            for (h, entry) in handlers.into_iter().flatten().enumerate() {
-                let cmd = entry.get("command").and_then(Value::as_str);
-                if cmd.and_then(|c| owned_key(home, c)).is_some() {
-                    out.push(format!("{path}:{}:{g}:{h}", snake(event)));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// `PreToolUse` -> `pre_tool_use`.
-fn snake(event: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in event.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    parsed
+        .entries
+        .iter()
+        .zip(entry_owners(home, parsed))
+        .filter(|(_, owner)| owner.is_some())
+        .map(|(e, _)| {
+            format!(
+                "{path}:{}:{}:{}",
+                codex_trust::snake_event(&e.event),
+                e.group,
+                e.index
+            )
+        })
+        .collect()
 }
 
 /// What Codex says about fable's entries.
@@ -214,14 +194,4 @@ fn untrusted_finding(keys: &[&str], subject: &str, why: &str) -> Finding {
         ),
     )
     .with_fix(TRUST_FIX)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn snake_case_events() {
-        assert_eq!(super::snake("PreToolUse"), "pre_tool_use");
-        assert_eq!(super::snake("Stop"), "stop");
-        assert_eq!(super::snake("SessionStart"), "session_start");
-    }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use fable_installer::profiles::Profile;
 use fable_installer::settings::desired::path_markers;
+use fable_installer::settings::owned::fingerprint;
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 use fable_snapshot::source_set::MANIFEST_PATH;
@@ -27,6 +28,29 @@ pub fn owned_key(home: &FableHome, command: &str) -> Option<String> {
         .next()
         .map(str::to_string);
     key
+}
+
+/// The fable source each entry of `parsed` belongs to (aligned with `parsed.entries`), by the
+/// identity install uses (`fable_installer::settings::owned::entry_owners`: fable's record of
+/// what it wrote, then path markers, then a fable `name`). With an unreadable record, by the
+/// command's path markers only.
+pub fn entry_owners(home: &FableHome, parsed: &ParsedProfile) -> Vec<Option<String>> {
+    let by_position =
+        fable_installer::settings::owned::entry_owners(home, &parsed.profile, &parsed.value)
+            .unwrap_or_default();
+    parsed
+        .entries
+        .iter()
+        .map(|e| {
+            let found = by_position
+                .iter()
+                .find(|((ev, g, h), _)| *ev == e.event && *g == e.group && *h == e.index);
+            match found {
+                Some((_, owner)) => owner.clone(),
+                None => e.command.as_deref().and_then(|c| owned_key(home, c)),
+            }
+        })
+        .collect()
 }
 
 /// `host event `command…` (settings path)`: the subject of an entry's findings.
@@ -56,14 +80,14 @@ pub(super) fn check_entries(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let profile = &parsed.profile;
-    let mut seen: Vec<(String, Option<String>, String)> = Vec::new();
+    let mut seen: Vec<Seen> = Vec::new();
     let mut orphans_reported: Vec<String> = Vec::new();
-    for entry in &parsed.entries {
+    let owners = entry_owners(home, parsed);
+    for (entry, owner) in parsed.entries.iter().zip(owners) {
         let Some(command) = entry.command.as_deref() else {
             continue;
         };
         let subject = entry_subject(profile, &entry.event, command);
-        let owner = owned_key(home, command);
         let source = owner
             .as_ref()
             .and_then(|k| sources.iter().find(|s| &s.key == k));
@@ -82,16 +106,21 @@ pub(super) fn check_entries(
         if !ours {
             note_checkout_roots(home, profile, command, sources, legacy_roots);
         }
-        let id = (
-            entry.event.clone(),
-            entry.matcher.clone(),
-            command.to_string(),
-        );
-        if seen.contains(&id) {
-            out.push(duplicate(profile, &subject, spec, ours));
-        } else {
-            seen.push(id);
+        let this = Seen {
+            event: entry.event.clone(),
+            matcher: entry.matcher.clone(),
+            command: command.to_string(),
+            fingerprint: fingerprint(&entry.event, entry.matcher.as_deref(), &entry.value),
+            owner: owner.clone(),
+        };
+        let same_command: Vec<&Seen> = seen.iter().filter(|s| s.runs_like(&this)).collect();
+        if !same_command.is_empty() {
+            // Only an extra copy of one source's very entry is one install removes.
+            let fixable = ours && same_command.iter().any(|s| s.is_copy_of(&this));
+            let fable_involved = ours || same_command.iter().any(|s| s.owner.is_some());
+            out.push(duplicate(profile, &subject, spec, fixable, fable_involved));
         }
+        seen.push(this);
         out.extend(check_timeout(profile.host, &entry.value, &subject));
     }
     out
@@ -174,24 +203,61 @@ fn note_checkout_roots(
     }
 }
 
-/// The same command wired twice for one event and matcher (an error when it is fable's).
-fn duplicate(profile: &Profile, subject: &str, spec: Option<&SourceSpec>, ours: bool) -> Finding {
+/// An entry already seen in a profile, by the identity install uses.
+struct Seen {
+    event: String,
+    matcher: Option<String>,
+    command: String,
+    fingerprint: String,
+    owner: Option<String>,
+}
+
+impl Seen {
+    /// The same command for the same event and matcher: it runs twice.
+    fn runs_like(&self, other: &Seen) -> bool {
+        self.event == other.event && self.matcher == other.matcher && self.command == other.command
+    }
+
+    /// The very same entry of the very same fable source (what an install converges away).
+    fn is_copy_of(&self, other: &Seen) -> bool {
+        self.owner.is_some() && self.owner == other.owner && self.fingerprint == other.fingerprint
+    }
+}
+
+/// The same command wired twice for one event and matcher: an error when it is an extra copy
+/// of one fable source's entry (its install removes it), else a warning (the user's own copy,
+/// or two sources wiring the same command, is not fable's to remove).
+fn duplicate(
+    profile: &Profile,
+    subject: &str,
+    spec: Option<&SourceSpec>,
+    fixable: bool,
+    fable_involved: bool,
+) -> Finding {
+    let path = profile.path.display();
+    if !fixable {
+        let fix = if fable_involved {
+            format!("a copy is fable's; if you added the other one to {path}, remove yours")
+        } else {
+            format!("remove the duplicate from {path} (it is not fable's)")
+        };
+        return Finding::new(
+            "profile.duplicate",
+            Severity::Warn,
+            subject,
+            "wired more than once for the same event and matcher: it runs twice",
+        )
+        .with_fix(fix);
+    }
     let f = Finding::new(
         "profile.duplicate",
-        if ours {
-            Severity::Error
-        } else {
-            Severity::Warn
-        },
+        Severity::Error,
         subject,
         "wired more than once for the same event and matcher: it runs twice",
     );
     match spec {
         Some(spec) => f.with_action(Action::Install(spec.clone())),
-        None => f.with_fix(format!(
-            "remove the duplicate from {} (it is not fable's)",
-            profile.path.display()
-        )),
+        None => f.with_fix("restore the source's checkout, then run `fable doctor --fix`"),
     }
 }
 

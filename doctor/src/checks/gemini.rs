@@ -22,7 +22,7 @@ use fable_installer::settings::plan::read_settings;
 use fable_installer::settings::syntax::Syntax;
 use fable_installer::FableHome;
 
-use super::entries::owned_key;
+use super::entries::entry_owners;
 use super::profiles::ParsedProfile;
 use crate::finding::{Finding, Severity};
 
@@ -44,11 +44,7 @@ pub(super) fn check_gemini(
     let mut out = Vec::new();
     out.extend(check_hooks_enabled(parsed, subject));
     out.extend(check_disabled_entries(home, parsed, subject));
-    let ours = parsed.entries.iter().any(|e| {
-        e.command
-            .as_deref()
-            .is_some_and(|c| owned_key(home, c).is_some())
-    });
+    let ours = entry_owners(home, parsed).iter().any(Option::is_some);
     out.extend(check_folder_trust(parsed, subject, ours));
     out
 }
@@ -81,11 +77,11 @@ fn check_disabled_entries(home: &FableHome, parsed: &ParsedProfile, subject: &st
     };
     let listed = |name: &str| disabled.iter().any(|d| d.as_str() == Some(name));
     let mut out = Vec::new();
-    for entry in &parsed.entries {
+    for (entry, owner) in parsed.entries.iter().zip(entry_owners(home, parsed)) {
         let Some(command) = entry.command.as_deref() else {
             continue;
         };
-        if owned_key(home, command).is_none() {
+        if owner.is_none() {
             continue;
         }
         // Gemini names a hook by its `name`, else by its command.

@@ -29,6 +29,10 @@ pub struct WiredEntry {
     pub value: Value,
     /// Its command, when it has one (prompt-type entries have none).
     pub command: Option<String>,
+    /// The index of its group in the event's list (of the entry itself in flat layouts).
+    pub group: usize,
+    /// Its index in the group (0 in flat layouts).
+    pub index: usize,
 }
 
 /// A profile whose hook file was read and parsed.
@@ -88,7 +92,7 @@ pub fn wired_entries(value: &Value, layout: Layout) -> Vec<WiredEntry> {
         let Some(items) = items.as_array() else {
             continue;
         };
-        for item in items {
+        for (group, item) in items.iter().enumerate() {
             let group_matcher = item
                 .get("matcher")
                 .and_then(Value::as_str)
@@ -101,12 +105,14 @@ pub fn wired_entries(value: &Value, layout: Layout) -> Vec<WiredEntry> {
                     .unwrap_or_default(),
                 Layout::Flat => vec![item],
             };
-            for e in entries {
+            for (index, e) in entries.into_iter().enumerate() {
                 out.push(WiredEntry {
                     event: event.clone(),
                     matcher: group_matcher.clone(),
                     value: e.clone(),
                     command: e.get("command").and_then(Value::as_str).map(str::to_string),
+                    group,
+                    index,
                 });
             }
         }

@@ -101,6 +101,16 @@ pub fn fable_hooks<'a>(
 ) -> Vec<&'a ListedHook> {
     let markers = path_markers(&home.sources_prefix());
     let keys = home.store().keys().unwrap_or_default();
+    let positions = fable_positions(home, profile, &keys);
+    let at_fable_position = |h: &ListedHook| {
+        let mut parts = h.key.rsplitn(4, ':');
+        let (handler, group, event) = (parts.next(), parts.next(), parts.next());
+        positions.iter().any(|(e, g, i)| {
+            event == Some(e.as_str())
+                && group == Some(g.to_string().as_str())
+                && handler == Some(i.to_string().as_str())
+        })
+    };
     listed
         .iter()
         .filter(|h| !h.is_managed)
@@ -109,11 +119,51 @@ pub fn fable_hooks<'a>(
                 .is_some_and(|f| same_file(Path::new(f), &profile.path))
         })
         .filter(|h| {
-            h.command.as_deref().is_some_and(|cmd| {
-                source_keys(cmd, &markers).any(|k| keys.iter().any(|live| live == k))
-            })
+            at_fable_position(h)
+                || h.command.as_deref().is_some_and(|cmd| {
+                    source_keys(cmd, &markers).any(|k| keys.iter().any(|live| live == k))
+                })
         })
         .collect()
+}
+
+/// The positions (`snake_event`, group, handler) of the entries of installed sources (`keys`)
+/// in `profile`'s hooks file, by the identity install uses
+/// ([`crate::settings::owned::entry_owners`]); empty when the file cannot be read.
+pub fn fable_positions(
+    home: &FableHome,
+    profile: &Profile,
+    keys: &[String],
+) -> Vec<(String, usize, usize)> {
+    let Ok(text) = crate::settings::plan::read_settings(&profile.path) else {
+        return Vec::new();
+    };
+    let Ok(doc) = crate::settings::plan::parse_settings(&profile.path, profile.host, text) else {
+        return Vec::new();
+    };
+    let owners =
+        crate::settings::owned::entry_owners(home, profile, &doc.value).unwrap_or_default();
+    owners
+        .into_iter()
+        .filter(|(_, owner)| owner.as_ref().is_some_and(|k| keys.contains(k)))
+        .map(|((event, g, h), _)| (snake_event(&event), g, h))
+        .collect()
+}
+
+/// A Codex event name as its trust keys spell it: `PreToolUse` -> `pre_tool_use`.
+pub fn snake_event(event: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -166,4 +216,14 @@ pub fn trust_profile(
         config.save()?;
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn snake_case_events() {
+        assert_eq!(super::snake_event("PreToolUse"), "pre_tool_use");
+        assert_eq!(super::snake_event("Stop"), "stop");
+        assert_eq!(super::snake_event("SessionStart"), "session_start");
+    }
 }

@@ -197,6 +197,7 @@ pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership 
         live_keys,
         user_events: Vec::new(),
         user_hooks: false,
+        record: Default::default(),
     }
 }
 

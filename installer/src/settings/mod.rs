@@ -6,6 +6,8 @@
 
 pub mod backup;
 pub mod desired;
+pub mod owned;
+mod owned_shape;
 pub mod patch;
 pub mod plan;
 pub mod syntax;

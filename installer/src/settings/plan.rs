@@ -12,6 +12,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
+use crate::settings::owned::{self, OwnedEntry, Recorded};
 use crate::settings::patch::{
     apply_and_verify, plan, shifted_foreign, Desired, Document, Ownership,
 };
@@ -32,6 +33,8 @@ pub struct ProfilePlan {
     /// What the plan was computed from, to plan again if the file changes before the write.
     desired: Desired,
     own: Ownership,
+    /// The record of fable's entries once this plan is written (`settings::owned`).
+    record: Vec<OwnedEntry>,
 }
 
 impl ProfilePlan {
@@ -108,7 +111,12 @@ pub fn plan_profile(
     };
     let mut own = wiring::ownership(home, key, checkouts);
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
-    let (after, patch, shifted) = edit(
+    own.record = Recorded {
+        key: key.to_string(),
+        stored: owned::load(home, &profile.id())?,
+        claims: Vec::new(),
+    };
+    let (after, patch, shifted, record) = edit(
         &profile.path,
         profile.host,
         before.as_deref(),
@@ -127,29 +135,37 @@ pub fn plan_profile(
         shifted,
         desired,
         own,
+        record,
     })
 }
 
+/// New text, JSON Patch, shifted entries not ours, and the new record (see [`edit`]).
+type Edited = (String, Vec<Value>, Vec<String>, Vec<OwnedEntry>);
+
 /// Plans and applies the edits that give `before` exactly the desired entries; returns the
-/// new text, the JSON Patch (empty when nothing changes) and what it shifts that is not ours.
+/// new text, the JSON Patch (empty when nothing changes), what it shifts that is not ours and
+/// the record of fable's entries in the new text.
 fn edit(
     path: &Path,
     host: fable_hosts::Host,
     before: Option<&str>,
     desired: &Desired,
     own: &Ownership,
-) -> Result<(String, Vec<Value>, Vec<String>)> {
+) -> Result<Edited> {
     let layout = host.layout();
     let doc = parse_settings(path, host, before.map(str::to_string))?;
-    let edits = plan(path, &doc, layout, desired, own)?;
+    let mut own = own.clone();
+    own.record.claims = owned::resolve(&doc.value, layout, &own.record.stored);
+    let edits = plan(path, &doc, layout, desired, &own)?;
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
-    let shifted = shifted_foreign(&doc, layout, &edits, own);
+    let shifted = shifted_foreign(&doc, layout, &edits, &own);
+    let record = owned::after_edits(&doc.value, layout, &edits, &own);
     let after = if edits.is_empty() {
         before.unwrap_or_default().to_string()
     } else {
         applied.text
     };
-    Ok((after, applied.patch, shifted))
+    Ok((after, applied.patch, shifted, record))
 }
 
 /// Writes a planned change: backup, atomic symlink-safe write, read-back verification.
@@ -157,15 +173,17 @@ fn edit(
 /// the change is planned again on its current content, so nothing written meanwhile is lost,
 /// and the backup holds the bytes actually replaced.
 pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
+    let id = plan.profile.id();
+    let stored = &plan.own.record.stored;
     if !plan.changed() {
-        return Ok(());
+        return owned::save_if_changed(home, &id, stored, &plan.record);
     }
     let path = &plan.profile.path;
     let now = read_settings(path)?;
-    let (before, after) = if now == plan.before {
-        (plan.before.clone(), plan.after.clone())
+    let (before, after, record) = if now == plan.before {
+        (plan.before.clone(), plan.after.clone(), plan.record.clone())
     } else {
-        let (after, patch, _) = edit(
+        let (after, patch, _, record) = edit(
             path,
             plan.profile.host,
             now.as_deref(),
@@ -173,10 +191,12 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
             &plan.own,
         )?;
         if patch.is_empty() {
-            return Ok(());
+            return owned::save_if_changed(home, &id, stored, &record);
         }
-        (now, after)
+        (now, after, record)
     };
+    // Both the old and the new content resolve while the file is replaced.
+    owned::save_if_changed(home, &id, stored, &owned::union(stored, &record))?;
     let plan = &ProfilePlan {
         before,
         after,
@@ -202,7 +222,7 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
             backup,
         });
     }
-    Ok(())
+    owned::save(home, &id, &record)
 }
 
 /// A settings file without its owner's write bit was made read-only on purpose: fable does not

@@ -32,7 +32,7 @@ pub(super) fn plan_event(
     want: &[DesiredGroup],
     own: &Ownership,
 ) -> (Vec<Edit>, Vec<Value>, bool) {
-    let (mut owned, group_sizes) = collect_owned(items, layout, own);
+    let (mut owned, group_sizes) = collect_owned(event, items, layout, own);
     // 1. Entries already exactly as wanted stay (whatever the order of the desired groups).
     let mut missing: Vec<Vec<Value>> = Vec::new();
     for g in want {
@@ -104,6 +104,7 @@ pub(super) fn plan_event(
 /// Our entries in `items`, in document order, and each group's size (`usize::MAX` for a group
 /// without a `hooks` array, which is never ours as a whole).
 fn collect_owned<'a>(
+    event: &str,
     items: &'a [Value],
     layout: Layout,
     own: &Ownership,
@@ -120,13 +121,13 @@ fn collect_owned<'a>(
                     .map(str::to_string);
                 group_sizes.push(entries.map_or(usize::MAX, Vec::len));
                 for (hi, e) in entries.into_iter().flatten().enumerate() {
-                    if own.owns(e) {
+                    if own.owns_at(event, gi, hi, e) {
                         owned.push(Owned {
                             group: gi,
                             entry: hi,
                             matcher: matcher.clone(),
                             value: e,
-                            replaceable: own.is_this_sources(e),
+                            replaceable: own.is_this_sources_at(event, gi, hi, e),
                             used: false,
                         });
                     }
@@ -134,13 +135,13 @@ fn collect_owned<'a>(
             }
             Layout::Flat => {
                 group_sizes.push(1);
-                if own.owns(item) {
+                if own.owns_at(event, gi, 0, item) {
                     owned.push(Owned {
                         group: gi,
                         entry: 0,
                         matcher: None,
                         value: item,
-                        replaceable: own.is_this_sources(item),
+                        replaceable: own.is_this_sources_at(event, gi, 0, item),
                         used: false,
                     });
                 }
@@ -258,7 +259,8 @@ pub fn shifted_foreign(
             for (h, e) in entries.into_iter().enumerate() {
                 if removed_entry(g, h) {
                     entries_before += 1;
-                } else if (groups_before > 0 || entries_before > 0) && !own.owns(e) {
+                } else if (groups_before > 0 || entries_before > 0) && !own.owns_at(event, g, h, e)
+                {
                     moved += 1;
                 }
             }

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::settings::owned::{self, Recorded};
 use crate::settings::syntax::Syntax;
 use fable_hosts::Layout;
 
@@ -52,21 +53,62 @@ pub struct Ownership {
     pub user_events: Vec<String>,
     /// The user had a `hooks` object before fable first changed the file.
     pub user_hooks: bool,
+    /// fable's record of the entries it wrote in this file (`settings::owned`), resolved
+    /// against the document being planned: the first way to know an entry is fable's.
+    pub record: Recorded,
 }
 
 impl Ownership {
-    /// True when `entry`'s command belongs to this source (or is an orphan fable entry).
+    /// True when the entry at this position is this source's or an orphan fable entry: the
+    /// record says so (unless it names another installed source), or else its markers do
+    /// ([`Self::owns`]).
+    pub fn owns_at(&self, event: &str, group: usize, entry: usize, value: &Value) -> bool {
+        match self.record.claim(event, group, entry) {
+            Some(key) => key == self.record.key || self.is_orphan(key),
+            None => self.owns(value),
+        }
+    }
+
+    /// True when the entry at this position is this very source's (see
+    /// [`Self::is_this_sources`]), by the record or else by its markers.
+    pub fn is_this_sources_at(
+        &self,
+        event: &str,
+        group: usize,
+        entry: usize,
+        value: &Value,
+    ) -> bool {
+        match self.record.claim(event, group, entry) {
+            Some(key) => key == self.record.key,
+            None => self.is_this_sources(value),
+        }
+    }
+
+    /// True when `key` is known not to be installed (never when the keys cannot be listed).
+    fn is_orphan(&self, key: &str) -> bool {
+        !self.fable.is_empty() && !self.live_keys.iter().any(|k| k == key)
+    }
+
+    /// True when `entry`'s markers make it this source's (or an orphan fable entry's): its
+    /// command's path under `$FABLE_HOME/sources/<key>/`, or its fable `name`.
     pub fn owns(&self, entry: &Value) -> bool {
+        if self.is_this_sources(entry) || owned::name_key(entry).is_some_and(|k| self.is_orphan(k))
+        {
+            return true;
+        }
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
-        self.is_this_sources(entry)
-            || source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
+        source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
     }
 
-    /// True when `entry` is this very source's (its stable path or its live checkout), not an
-    /// orphan of another: only such an entry's place may be taken by a changed entry.
+    /// True when `entry`'s markers make it this very source's (its stable path, its live
+    /// checkout, or its fable `name`), not an orphan of another: only such an entry's place
+    /// may be taken by a changed entry.
     pub fn is_this_sources(&self, entry: &Value) -> bool {
+        if !self.record.key.is_empty() && owned::name_key(entry) == Some(self.record.key.as_str()) {
+            return true;
+        }
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };

@@ -9,6 +9,7 @@ fn own() -> Ownership {
         live_keys: vec!["k".into(), "other".into()],
         user_events: Vec::new(),
         user_hooks: false,
+        record: Default::default(),
     }
 }
 
