@@ -756,8 +756,10 @@ fn twenty_probes_with_one_hanging_take_about_one_deadline_and_leave_nothing_behi
     for n in 0..19 {
         entries.push(json!({"type": "command", "command": format!("cat >/dev/null; echo '{{\"n\": {n}}}'"), "timeout": 5}));
     }
-    // Hangs forever; the inner shell carries the marker so a survivor would be found.
-    entries.push(json!({"type": "command", "command": format!("cat >/dev/null; sh -c 'sleep 1000; echo {marker}'"), "timeout": 5}));
+    // Hangs forever; the inner shell carries the marker so a survivor would be found. Its own
+    // timeout is the deadline (a hook still running at the cap but within a longer timeout of
+    // its own is only slow, `probe.slow`).
+    entries.push(json!({"type": "command", "command": format!("cat >/dev/null; sh -c 'sleep 1000; echo {marker}'"), "timeout": 2}));
     set_settings(
         &env,
         &json!({"hooks": {"PreToolUse": [{"hooks": entries}]}}),
