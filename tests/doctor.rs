@@ -756,8 +756,10 @@ fn twenty_probes_with_one_hanging_take_about_one_deadline_and_leave_nothing_behi
     for n in 0..19 {
         entries.push(json!({"type": "command", "command": format!("cat >/dev/null; echo '{{\"n\": {n}}}'"), "timeout": 5}));
     }
-    // Hangs forever; the inner shell carries the marker so a survivor would be found.
-    entries.push(json!({"type": "command", "command": format!("cat >/dev/null; sh -c 'sleep 1000; echo {marker}'"), "timeout": 5}));
+    // Hangs forever; the inner shell carries the marker so a survivor would be found. Its own
+    // timeout is the deadline (a hook still running at the cap but within a longer timeout of
+    // its own is only slow, `probe.slow`).
+    entries.push(json!({"type": "command", "command": format!("cat >/dev/null; sh -c 'sleep 1000; echo {marker}'"), "timeout": 2}));
     set_settings(
         &env,
         &json!({"hooks": {"PreToolUse": [{"hooks": entries}]}}),
@@ -1378,4 +1380,100 @@ fn doctor_reports_gemini_folder_trust_and_a_silent_cursor_permission_hook() {
             && text.contains("--trust-codex"),
         "{text}"
     );
+}
+
+/// Runs `fable doctor --json --probe-timeout SECS`; returns the exit code, the report and how
+/// long the doctor took.
+fn doctor_capped(env: &TestEnv, secs: &str) -> (i32, Value, Duration) {
+    let start = Instant::now();
+    let out = env
+        .fable()
+        .args(["doctor", "--json", "--probe-timeout", secs])
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed();
+    (out.status.code().unwrap_or(-1), report_of(&out), elapsed)
+}
+
+/// A probe's deadline is the entry's own timeout, in the host's unit (Gemini milliseconds),
+/// capped by `--probe-timeout`: a hook that outlives its own timeout is an error (the host
+/// kills it too) and is killed at that timeout, not at the cap.
+#[test]
+fn a_probe_deadline_is_the_entrys_own_timeout_in_the_hosts_unit() {
+    let env = TestEnv::new();
+    set_settings(
+        &env,
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "cat >/dev/null; sleep 4; echo '{}'", "timeout": 1}]}]}}),
+    );
+    write(
+        &env.home.join(".gemini/settings.json"),
+        &json!({"security": {"folderTrust": {"enabled": false}}, "hooks": {"AfterAgent": [{"hooks": [{"name": "g", "type": "command", "command": "cat >/dev/null; sleep 4; echo '{}'", "timeout": 1000}]}]}})
+            .to_string(),
+    );
+    let (code, report, elapsed) = doctor_capped(&env, "10");
+    assert_eq!(code, 1, "{report:#}");
+    let timeouts = open(&report, "probe.timeout", "error");
+    assert_eq!(timeouts.len(), 2, "{report:#}");
+    for t in &timeouts {
+        assert!(
+            t["message"].as_str().unwrap().contains("its own timeout"),
+            "{t:#}"
+        );
+    }
+    // Killed at one second each (in parallel), not after the four seconds they sleep.
+    assert!(
+        elapsed < Duration::from_secs_f64(3.5),
+        "doctor took {elapsed:?}"
+    );
+}
+
+/// A hook slower than the probe cap but within its own timeout is a warning (`probe.slow`):
+/// the host waits for it, so it is not broken, only slow.
+#[test]
+fn a_hook_slower_than_the_cap_but_within_its_timeout_is_a_warning() {
+    let env = TestEnv::new();
+    set_settings(
+        &env,
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "cat >/dev/null; sleep 30; echo '{}'", "timeout": 120}]}]}}),
+    );
+    let (code, report, _) = doctor_capped(&env, "1");
+    assert_eq!(code, 0, "{report:#}");
+    let slow = open(&report, "probe.slow", "warn");
+    assert_eq!(slow.len(), 1, "{report:#}");
+    let msg = slow[0]["message"].as_str().unwrap();
+    assert!(msg.contains("120"), "{msg}");
+    assert!(
+        open(&report, "probe.timeout", "error").is_empty(),
+        "{report:#}"
+    );
+}
+
+/// Claude Code's async reply (`{"async": true, ...}` as the first line of stdout: the hook goes
+/// on in the background) and plain text from SessionStart / UserPromptSubmit (Claude adds it to
+/// the context) are valid outputs, not `probe.json` findings; plain text elsewhere still is.
+#[test]
+fn async_replies_and_plain_text_context_are_valid_claude_output() {
+    let env = TestEnv::new();
+    set_settings(
+        &env,
+        &json!({"hooks": {
+            "PostToolUse": [{"hooks": [
+                {"type": "command", "command": "cat >/dev/null; echo '{\"async\": true, \"asyncTimeout\": 30000}'; echo '{\"systemMessage\": \"done\"}'", "timeout": 30},
+                {"type": "command", "command": "cat >/dev/null; echo '{\"async\":true}'; sleep 30", "timeout": 60}
+            ]}],
+            "SessionStart": [{"hooks": [{"type": "command", "command": "cat >/dev/null; echo 'Project notes: use pnpm.'; echo 'Second line.'", "timeout": 5}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "cat >/dev/null; echo 'Current branch: main'", "timeout": 5}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "cat >/dev/null; echo 'not json'", "timeout": 5}]}]
+        }}),
+    );
+    let (code, report, _) = doctor_capped(&env, "1");
+    assert_eq!(code, 0, "{report:#}");
+    let ok = open(&report, "probe.ok", "ok");
+    assert_eq!(ok.len(), 4, "{report:#}");
+    let json_warn = open(&report, "probe.json", "warn");
+    assert_eq!(json_warn.len(), 1, "{report:#}");
+    assert!(json_warn[0]["subject"]
+        .as_str()
+        .unwrap()
+        .starts_with("claude Stop"));
 }

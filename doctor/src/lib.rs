@@ -30,7 +30,7 @@ pub struct DoctorOptions {
     pub fix: bool,
     /// Run the liveness probes.
     pub probe: bool,
-    /// Per-probe deadline.
+    /// Upper bound on each probe's deadline (the entry's own timeout when that is shorter).
     pub probe_timeout: Duration,
     /// Bound on waiting for another fable process's install lock.
     pub lock_wait: Duration,

@@ -4,14 +4,15 @@
 //!
 //! | outcome | severity | id |
 //! |---|---|---|
-//! | exit 0, stdout empty or valid JSON | ok | `probe.ok` |
+//! | exit 0, stdout empty or valid JSON (Claude Code: also an async reply, or plain text from SessionStart / UserPromptSubmit) | ok | `probe.ok` |
+//! | ended after [`SLOW`] but within its deadline, or still running at the `--probe-timeout` cap below its own timeout | warn (the host waits for it: slow, not broken) | `probe.slow` |
 //! | a Cursor permission hook (`preToolUse`, `beforeShellExecution`, `beforeMCPExecution`) exits 0 with empty or non-JSON stdout | error (Cursor reads it as an invalid answer and blocks the action) | `probe.permission` |
 //! | exit 0, stdout starts like output but is not valid JSON | warn | `probe.json` |
 //! | exit 2 | warn ("blocks": legitimate for a guard, but on a harmless payload worth knowing) | `probe.blocks` |
 //! | other non-zero exit | warn (hosts treat it as a non-blocking error and show stderr) | `probe.exit` |
 //! | exit 126 / 127 (not executable / not found) | error (the hook cannot run at all) | `probe.exit` |
 //! | killed by a signal (crash) | error | `probe.crash` |
-//! | still running at the deadline | error (its process group is killed) | `probe.timeout` |
+//! | still running at its own timeout (the host kills it there too) | error (its process group is killed) | `probe.timeout` |
 //! | could not be started | error | `probe.spawn` |
 //! | fable's guarded entry whose snapshot file is missing (not run: the guard would exit 0) | warn | `probe.skipped` |
 
@@ -29,8 +30,12 @@ use crate::shell::missing_paths;
 /// Characters of a probe's stderr or stdout quoted in a finding.
 const QUOTED: usize = 120;
 
-/// Probes every command wired in the (parseable) profiles, at most `timeout` each, and returns
-/// one finding per command. Probes run from scratch directories inside a fresh temp directory
+/// A probe that ran longer than this (within its deadline) is reported slow: the agent waits
+/// that long on every call.
+pub const SLOW: Duration = crate::probe::DEFAULT_TIMEOUT;
+
+/// Probes every command wired in the (parseable) profiles and returns one finding per command.
+/// Each probe's deadline is the entry's own timeout (in its host's unit), capped by `timeout`. Probes run from scratch directories inside a fresh temp directory
 /// outside HOME, with `FABLE_HOME` and `HOME` passed through.
 pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration) -> Vec<Finding> {
     let Planned {
@@ -74,7 +79,7 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
         .zip(&specs)
         .zip(subjects)
         .map(|((r, spec), subject)| {
-            permission_verdict(r, spec, &subject).unwrap_or_else(|| verdict(r, subject, timeout))
+            permission_verdict(r, spec, &subject).unwrap_or_else(|| verdict(r, spec, subject))
         })
         .collect();
     out.extend(skipped);
@@ -125,11 +130,13 @@ fn plan_probes(home: &FableHome, profiles: &[Profile]) -> Planned {
             }
             let id = format!("{}-{}-{}", profile.host, entry.event, specs.len());
             subjects.push(subject);
-            specs.push(
-                ProbeSpec::new(id, command, entry.event.clone(), profile.host.name())
-                    .with_env("FABLE_HOME", home.root().to_string_lossy())
-                    .with_env("HOME", home.user_home().to_string_lossy()),
-            );
+            let mut spec = ProbeSpec::new(id, command, entry.event.clone(), profile.host.name())
+                .with_env("FABLE_HOME", home.root().to_string_lossy())
+                .with_env("HOME", home.user_home().to_string_lossy());
+            if let Some(own) = entry_timeout(profile.host, &entry.value) {
+                spec = spec.with_timeout(own);
+            }
+            specs.push(spec);
         }
     }
     Planned {
@@ -137,6 +144,20 @@ fn plan_probes(home: &FableHome, profiles: &[Profile]) -> Planned {
         subjects,
         skipped,
     }
+}
+
+/// An entry's own timeout, read in its host's unit (seconds; Gemini milliseconds); `None` when
+/// it has none or it is not a positive number (`profile.timeout` reports that).
+fn entry_timeout(host: fable_hosts::Host, entry: &serde_json::Value) -> Option<Duration> {
+    let t = entry
+        .get("timeout")?
+        .as_f64()
+        .filter(|t| t.is_finite() && *t > 0.0)?;
+    let secs = match host.timeout_unit() {
+        fable_hosts::TimeoutUnit::Milliseconds => t / 1000.0,
+        fable_hosts::TimeoutUnit::Seconds => t,
+    };
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// A command fable registered with a fail-open guard (docs/design.md, "Wiring: the settings
@@ -205,8 +226,9 @@ fn permission_verdict(r: &ProbeResult, spec: &ProbeSpec, subject: &str) -> Optio
     )
 }
 
-/// The finding for one probe result.
-pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
+/// The finding for one probe result; `spec` says where the command is wired and the entry's
+/// own timeout.
+pub fn verdict(r: &ProbeResult, spec: &ProbeSpec, subject: String) -> Finding {
     if let Some(e) = &r.spawn_error {
         return Finding::new(
             "probe.spawn",
@@ -216,23 +238,83 @@ pub fn verdict(r: &ProbeResult, subject: String, timeout: Duration) -> Finding {
         )
         .with_fix(BY_HAND);
     }
+    let claude = spec.host == fable_hosts::Host::Claude.name();
+    if claude && r.async_reply && (r.timed_out || r.exit_code == Some(0)) {
+        return Finding::ok(
+            "probe.ok",
+            subject,
+            format!(
+                "replied async (`{}`): Claude Code runs the rest in the background",
+                first_line(&r.stdout_head)
+            ),
+        );
+    }
     if r.timed_out {
-        return Finding::new(
+        return timeout_verdict(r, spec, subject);
+    }
+    let finding = exit_verdict(r, plain_text_context(spec), subject);
+    if finding.severity == Severity::Ok && r.latency > SLOW {
+        return slow(
+            finding.subject,
+            format!(
+                "exit 0, but only after {:.1} s (within its deadline of {:.1} s): the agent waits that long on every call",
+                r.latency.as_secs_f64(),
+                r.deadline.as_secs_f64()
+            ),
+        );
+    }
+    finding
+}
+
+/// A probe still running at its deadline: an error when that deadline is the entry's own
+/// timeout (the host kills it there too, every time), a warning when it is the
+/// `--probe-timeout` cap below the entry's timeout (the host waits for it).
+fn timeout_verdict(r: &ProbeResult, spec: &ProbeSpec, subject: String) -> Finding {
+    let secs = r.deadline.as_secs_f64();
+    match spec.timeout {
+        Some(own) if own > r.deadline => slow(
+            subject,
+            format!(
+                "still running after {secs:.1} s (the --probe-timeout cap), within its own timeout of {:.1} s: the host waits for it, so the agent stalls up to that long on every call; its process group was killed",
+                own.as_secs_f64()
+            ),
+        ),
+        own => Finding::new(
             "probe.timeout",
             Severity::Error,
             subject,
             format!(
-                "timed out: still running after {:.1} s on a synthetic payload; its process group was killed (a host would stall the agent up to the entry's timeout)",
-                timeout.as_secs_f64()
+                "timed out: still running after {secs:.1} s ({}) on a synthetic payload; its process group was killed",
+                if own.is_some() {
+                    "its own timeout: the host kills it there too, on every call"
+                } else {
+                    "the entry has no timeout of its own, so the host waits up to its default"
+                }
             ),
         )
-        .with_fix(BY_HAND);
+        .with_fix(BY_HAND),
     }
-    exit_verdict(r, subject)
+}
+
+/// A `probe.slow` warning.
+fn slow(subject: String, message: String) -> Finding {
+    Finding::new("probe.slow", Severity::Warn, subject, message).with_fix(
+        "fine if the hook is meant to take this long; otherwise make it faster (or run it with \"async\": true)",
+    )
+}
+
+/// Whether plain text on stdout is a valid answer where `spec` is wired: Claude Code adds a
+/// SessionStart or UserPromptSubmit hook's plain-text stdout to the context.
+fn plain_text_context(spec: &ProbeSpec) -> bool {
+    spec.host == fable_hosts::Host::Claude.name()
+        && matches!(
+            fable_hosts::Event::parse(&spec.event),
+            Some(fable_hosts::Event::SessionStart | fable_hosts::Event::UserPromptSubmit)
+        )
 }
 
 /// The finding for a probe that ran and ended on its own: by exit code (or signal) and stdout.
-fn exit_verdict(r: &ProbeResult, subject: String) -> Finding {
+fn exit_verdict(r: &ProbeResult, plain_text_ok: bool, subject: String) -> Finding {
     let stderr = first_line(&r.stderr_head);
     let said = if stderr.is_empty() {
         String::new()
@@ -268,6 +350,13 @@ fn exit_verdict(r: &ProbeResult, subject: String) -> Finding {
             ),
         )
         .with_fix(BY_HAND),
+        Some(0) if r.stdout_json == JsonVerdict::Invalid && plain_text_ok && is_plain_text(r) => {
+            Finding::ok(
+                "probe.ok",
+                subject,
+                format!("exit 0 in {ms} ms, stdout plain text (Claude Code adds it to the context)"),
+            )
+        }
         Some(0) if r.stdout_json == JsonVerdict::Invalid => Finding::new(
             "probe.json",
             Severity::Warn,
@@ -296,5 +385,106 @@ fn exit_verdict(r: &ProbeResult, subject: String) -> Finding {
             format!("fails: exit {code} after {ms} ms (hosts show it as a non-blocking error){said}"),
         )
         .with_fix(BY_HAND),
+    }
+}
+
+/// Stdout that does not even start like JSON (Claude Code parses output that starts with `{`
+/// as JSON and treats the rest as text).
+fn is_plain_text(r: &ProbeResult) -> bool {
+    !r.stdout_head.trim_start().starts_with(['{', '['])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(latency: Duration, deadline: Duration, timed_out: bool) -> ProbeResult {
+        ProbeResult {
+            id: "t".into(),
+            exit_code: (!timed_out).then_some(0),
+            signal: timed_out.then_some(9),
+            timed_out,
+            deadline,
+            async_reply: false,
+            latency,
+            stdout_json: JsonVerdict::Empty,
+            blocks: false,
+            stdout_head: String::new(),
+            stderr_head: String::new(),
+            stdout_bytes: 0,
+            stderr_bytes: 0,
+            output_held_open: false,
+            scratch: None,
+            spawn_error: None,
+        }
+    }
+
+    fn spec(timeout: Option<Duration>) -> ProbeSpec {
+        let s = ProbeSpec::new("t", "true", "Stop", "claude");
+        match timeout {
+            Some(t) => s.with_timeout(t),
+            None => s,
+        }
+    }
+
+    #[test]
+    fn a_hook_slower_than_the_default_but_within_its_timeout_is_slow_not_broken() {
+        let secs = Duration::from_secs;
+        let f = verdict(
+            &result(secs(7), secs(10), false),
+            &spec(Some(secs(10))),
+            "s".into(),
+        );
+        assert_eq!((f.id.as_str(), f.severity), ("probe.slow", Severity::Warn));
+        let f = verdict(
+            &result(secs(1), secs(10), false),
+            &spec(Some(secs(10))),
+            "s".into(),
+        );
+        assert_eq!((f.id.as_str(), f.severity), ("probe.ok", Severity::Ok));
+    }
+
+    #[test]
+    fn a_timeout_is_an_error_only_at_the_entrys_own_timeout() {
+        let secs = Duration::from_secs;
+        // Killed at the cap (5 s), below its own 60 s: the host waits for it.
+        let f = verdict(
+            &result(secs(5), secs(5), true),
+            &spec(Some(secs(60))),
+            "s".into(),
+        );
+        assert_eq!((f.id.as_str(), f.severity), ("probe.slow", Severity::Warn));
+        // Killed at its own timeout: the host kills it too.
+        let f = verdict(
+            &result(secs(2), secs(2), true),
+            &spec(Some(secs(2))),
+            "s".into(),
+        );
+        assert_eq!(
+            (f.id.as_str(), f.severity),
+            ("probe.timeout", Severity::Error)
+        );
+        // No timeout of its own: the cap decides, as before.
+        let f = verdict(&result(secs(5), secs(5), true), &spec(None), "s".into());
+        assert_eq!(
+            (f.id.as_str(), f.severity),
+            ("probe.timeout", Severity::Error)
+        );
+    }
+
+    #[test]
+    fn an_entrys_timeout_is_read_in_its_hosts_unit() {
+        let t =
+            |host, v: serde_json::Value| entry_timeout(host, &serde_json::json!({"timeout": v}));
+        assert_eq!(
+            t(fable_hosts::Host::Claude, 10.into()),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            t(fable_hosts::Host::Gemini, 1500.into()),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(t(fable_hosts::Host::Codex, 0.into()), None);
+        assert_eq!(t(fable_hosts::Host::Cursor, "5".into()), None);
     }
 }

@@ -134,6 +134,15 @@ pub fn check_relative(p: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Caches an interpreter writes beside the code it runs (Python's `__pycache__/`, `*.pyc`):
+/// never part of a source set, and, when a hook writes them into its generation at run time,
+/// not a change of the hooks either.
+pub(crate) fn is_runtime_cache(name: &str) -> bool {
+    matches!(name, "__pycache__" | ".pytest_cache" | ".mypy_cache")
+        || name.ends_with(".pyc")
+        || name.ends_with(".pyo")
+}
+
 fn is_junk(name: &str) -> bool {
     JUNK_NAMES.contains(&name)
         || JUNK_SUFFIXES.iter().any(|s| name.ends_with(s))

@@ -284,6 +284,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<HashedFile>) -> Result<(
         let e = e.at(dir)?;
         let path = e.path();
         let md = fs::symlink_metadata(&path).at(&path)?;
+        // A hook run from the generation may leave interpreter caches there (Python imports a
+        // sibling package and writes `__pycache__/`): that is not tampering.
+        if crate::source_set::is_runtime_cache(&e.file_name().to_string_lossy()) {
+            continue;
+        }
         if md.is_dir() {
             collect_files(root, &path, out)?;
         } else {
@@ -356,6 +361,30 @@ mod tests {
     use super::*;
     use crate::hash::hash_files;
     use crate::source_set::{source_paths, SourceConfig};
+
+    #[test]
+    fn interpreter_caches_written_at_run_time_are_not_tampering() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::new(d.path().join("fh"));
+        let src = d.path().join("src");
+        fs::create_dir_all(src.join("hooks")).unwrap();
+        fs::create_dir_all(src.join("core")).unwrap();
+        fs::write(src.join("hooks/hooks.json"), "{}").unwrap();
+        fs::write(src.join("core/m.py"), "x = 1\n").unwrap();
+        let files = source_paths(&src, &SourceConfig::default()).unwrap();
+        let hash = hash_files(&files, None).unwrap().0;
+        store.write_generation("k", &files, &hash).unwrap();
+        let gen = store.gen_dir("k", &hash);
+        let cache = gen.join("core/__pycache__");
+        let mut perms = fs::metadata(gen.join("core")).unwrap().permissions();
+        perms.set_mode(0o755);
+        fs::set_permissions(gen.join("core"), perms).unwrap();
+        fs::create_dir_all(&cache).unwrap();
+        fs::write(cache.join("m.cpython-311.pyc"), "bytecode").unwrap();
+        assert_eq!(store.verify_generation("k", &hash).unwrap(), None);
+        fs::write(gen.join("core/evil.py"), "x").unwrap();
+        assert!(store.verify_generation("k", &hash).unwrap().is_some());
+    }
 
     #[test]
     fn generation_roundtrip_switch_verify_gc() {

@@ -27,7 +27,8 @@ pub struct DoctorArgs {
     /// Print one JSON document on stdout: {"ok": bool, "findings": [...]}.
     #[arg(long)]
     pub json: bool,
-    /// Deadline of each liveness probe, in seconds (fractions allowed).
+    /// Upper bound on each liveness probe's deadline, in seconds (fractions allowed); a probe's
+    /// deadline is its entry's own timeout when that is shorter.
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = parse_secs)]
     pub probe_timeout: Duration,
     /// Do not run the wired commands.

@@ -51,6 +51,9 @@ pub(super) struct CapturedOutput {
     pub stderr_bytes: u64,
     /// A reader had not reached end-of-file within [`PIPE_GRACE`].
     pub held_open: bool,
+    /// The first line of stdout is a JSON object with `"async": true` (Claude Code's async
+    /// reply).
+    pub async_reply: bool,
 }
 
 impl OutputCapture {
@@ -101,6 +104,7 @@ impl OutputCapture {
             stdout_bytes: out.total,
             stderr_bytes: err.total,
             held_open: finished < 2,
+            async_reply: is_async_reply(&out.head),
         }
     }
 }
@@ -151,6 +155,16 @@ impl Capture {
             }
         })
     }
+}
+
+/// Whether the first line of `head` is Claude Code's async reply: a JSON object whose `async`
+/// is `true` (the hook then goes on in the background and may print more later).
+fn is_async_reply(head: &[u8]) -> bool {
+    let first = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<serde_json::Value>(first)
+        .ok()
+        .and_then(|v| v.get("async").and_then(serde_json::Value::as_bool))
+        == Some(true)
 }
 
 fn is_json_whitespace(b: u8) -> bool {

@@ -16,7 +16,8 @@
 //!   stderr are read concurrently by their own threads, which keep the first
 //!   [`ProbeOptions::output_cap`] bytes and drain the rest, so a child never blocks on a full
 //!   pipe and the runner never blocks on a child that does not read its stdin.
-//! - **Bounded time**: each probe has a deadline ([`ProbeOptions::timeout`]); the command runs
+//! - **Bounded time**: each probe has a deadline (the entry's own [`ProbeSpec::timeout`],
+//!   capped by [`ProbeOptions::timeout`]); the command runs
 //!   in its own process group, and when the command ends (or the deadline passes) the whole
 //!   group is killed with `SIGKILL` and the command reaped, so nothing it started survives.
 //!   Probes run on a pool of at most [`ProbeOptions::concurrency`] threads, so a run with one
@@ -91,6 +92,9 @@ pub struct ProbeSpec {
     /// Bytes to write to stdin instead of the synthetic payload (tests, or replaying a payload
     /// captured from a real session).
     pub stdin_override: Option<Vec<u8>>,
+    /// The entry's own timeout (already converted from the host's unit): the probe's deadline
+    /// is the smaller of it and [`ProbeOptions::timeout`]; `None` means the cap alone.
+    pub timeout: Option<Duration>,
 }
 
 impl ProbeSpec {
@@ -108,7 +112,20 @@ impl ProbeSpec {
             host: host.into(),
             env: Vec::new(),
             stdin_override: None,
+            timeout: None,
         }
+    }
+
+    /// Gives the probe the entry's own timeout (see [`ProbeSpec::timeout`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> ProbeSpec {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The deadline of this probe under `opts`: the entry's own timeout, capped by
+    /// [`ProbeOptions::timeout`].
+    pub fn deadline(&self, opts: &ProbeOptions) -> Duration {
+        self.timeout.map_or(opts.timeout, |t| t.min(opts.timeout))
     }
 
     /// Adds one environment variable for the command.
@@ -127,8 +144,9 @@ impl ProbeSpec {
 /// How probes are run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProbeOptions {
-    /// Per-probe deadline, counted from the start of the command; after it the command's whole
-    /// process group is killed.
+    /// Upper bound on every probe's deadline (a spec's own [`ProbeSpec::timeout`] may make it
+    /// shorter), counted from the start of the command; after it the command's whole process
+    /// group is killed.
     pub timeout: Duration,
     /// Largest number of probes running at once (0 is treated as 1).
     pub concurrency: usize,
@@ -182,6 +200,11 @@ pub struct ProbeResult {
     pub signal: Option<i32>,
     /// The command was still running at the deadline and its process group was killed.
     pub timed_out: bool,
+    /// The deadline this probe ran under ([`ProbeSpec::deadline`]).
+    pub deadline: Duration,
+    /// The first line of stdout is Claude Code's async reply, a JSON object with
+    /// `"async": true`: the host moves the hook to the background and does not wait for it.
+    pub async_reply: bool,
     /// Time from starting the command to its end (about the deadline when it timed out; zero
     /// when it never started).
     pub latency: Duration,
@@ -220,6 +243,8 @@ impl ProbeResult {
             exit_code: None,
             signal: None,
             timed_out: false,
+            deadline: Duration::ZERO,
+            async_reply: false,
             latency: Duration::ZERO,
             stdout_json: JsonVerdict::Empty,
             blocks: false,
@@ -330,7 +355,8 @@ fn execute(
     let output = OutputCapture::start(stdout, stderr, opts.output_cap)?;
 
     // A timeout too large to represent as an instant means "no deadline".
-    let timed_out = group.wait_until(start.checked_add(opts.timeout));
+    let deadline = spec.deadline(opts);
+    let timed_out = group.wait_until(start.checked_add(deadline));
     let latency = start.elapsed();
     // Whether the command ended or not, nothing it started may outlive the probe.
     let status = group.settle();
@@ -342,6 +368,8 @@ fn execute(
         exit_code,
         signal: status.and_then(|s| s.signal()),
         timed_out,
+        deadline,
+        async_reply: output.async_reply,
         latency,
         stdout_json: output.stdout_json,
         blocks: !timed_out && exit_code == Some(2),
