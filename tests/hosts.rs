@@ -74,14 +74,30 @@ fn read(p: &Path) -> Value {
 fn cmd(f: &Five, arg: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
-    format!("[ -e {script} ] || exit 0; sh \"{script}\" {arg}")
+    format!("[ -e {script} ] || exit 0; {}sh \"{script}\" {arg}", plugin_env(f))
+}
+
+/// The plugin environment every plugin command exports (Claude Code's, for its plugins).
+fn plugin_env(f: &Five) -> String {
+    let dir = f.env.only_source_dir();
+    let root = dir.join("current");
+    let key = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let data = f.env.fable_home.join("data").join(key);
+    format!(
+        "export CLAUDE_PLUGIN_ROOT={r} FABLE_ROOT={r} CLAUDE_PLUGIN_DATA={}; ",
+        data.display(),
+        r = root.display()
+    )
 }
 
 /// The command of a host that needs output on allow: the guard prints `allow` first.
 fn cmd_allow(f: &Five, arg: &str, allow: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
-    format!("[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; sh \"{script}\" {arg}")
+    format!(
+        "[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; {}sh \"{script}\" {arg}",
+        plugin_env(f)
+    )
 }
 
 const CURSOR_ALLOW: &str = r#"{"permission":"allow"}"#;
@@ -549,7 +565,9 @@ fn registered_commands_are_valid_shell() {
         String::from_utf8_lossy(&out.stderr)
     );
     if let Ok(out) = std::process::Command::new("shellcheck")
-        .args(["-s", "sh", "-e", "SC2016"]) // a literal `$` in a single-quoted path is intended
+        // A literal `$` (SC2016) and `'` (SC2089/SC2090: the plugin environment's values hold
+        // the home's quote) in a single-quoted path are intended.
+        .args(["-s", "sh", "-e", "SC2016,SC2089,SC2090"])
         .arg(&script)
         .output()
     {

@@ -38,6 +38,9 @@ pub struct DesiredGroup {
 /// Decides which existing entries belong to the source being converged.
 #[derive(Debug, Clone)]
 pub struct Ownership {
+    /// Entries without a command (Claude Code's prompt, http, agent and MCP-tool hooks) that
+    /// are this source's: no path marks them, so they are recognised by their value.
+    pub exact: Vec<Value>,
     /// Substrings marking an entry as this source's (its stable path, raw and shell-quoted).
     pub mine: Vec<String>,
     /// Substrings marking an entry as this source's *unmigrated* wiring (the live checkout).
@@ -57,16 +60,21 @@ pub struct Ownership {
 impl Ownership {
     /// True when `entry`'s command belongs to this source (or is an orphan fable entry).
     pub fn owns(&self, entry: &Value) -> bool {
+        if self.is_this_sources(entry) {
+            return true;
+        }
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
-        self.is_this_sources(entry)
-            || source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
+        source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
     }
 
     /// True when `entry` is this very source's (its stable path or its live checkout), not an
     /// orphan of another: only such an entry's place may be taken by a changed entry.
     pub fn is_this_sources(&self, entry: &Value) -> bool {
+        if entry.get("command").is_none() && self.exact.contains(entry) {
+            return true;
+        }
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
