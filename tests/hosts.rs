@@ -74,7 +74,10 @@ fn read(p: &Path) -> Value {
 fn cmd(f: &Five, arg: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
-    format!("[ -e {script} ] || exit 0; {}sh \"{script}\" {arg}", plugin_env(f))
+    format!(
+        "[ -e {script} ] || exit 0; {}sh \"{script}\" {arg}",
+        plugin_env(f)
+    )
 }
 
 /// The plugin environment every plugin command exports (Claude Code's, for its plugins).

@@ -10,6 +10,7 @@ mod git_hooks;
 mod hosts;
 mod install;
 mod nudge;
+mod plugins;
 mod real_clients;
 mod stop_cap;
 mod update;

@@ -192,7 +192,9 @@ impl Host {
     /// True when the host understands the manifest entry key `key` (see
     /// [`HostSpec::entry_keys`]).
     pub fn keeps_entry_key(self, key: &str) -> bool {
-        self.spec().entry_keys().is_none_or(|keys| keys.contains(&key))
+        self.spec()
+            .entry_keys()
+            .is_none_or(|keys| keys.contains(&key))
     }
 
     /// Renders one entry of the host's hook file.
@@ -225,10 +227,20 @@ mod tests {
         assert!(Host::Claude.keeps_entry_key("if") && Host::Claude.keeps_entry_key("async"));
         assert!(Host::Claude.runs_hook_kind("prompt") && Host::Claude.runs_hook_kind("mcp_tool"));
         for h in [Host::Codex, Host::Gemini, Host::Cursor] {
-            for key in ["if", "async", "asyncRewake", "once", "shell", "rewakeMessage"] {
+            for key in [
+                "if",
+                "async",
+                "asyncRewake",
+                "once",
+                "shell",
+                "rewakeMessage",
+            ] {
                 assert!(!h.keeps_entry_key(key), "{h:?} {key}");
             }
-            assert!(h.runs_hook_kind("command") && !h.runs_hook_kind("prompt"), "{h:?}");
+            assert!(
+                h.runs_hook_kind("command") && !h.runs_hook_kind("prompt"),
+                "{h:?}"
+            );
         }
         assert!(Host::Codex.keeps_entry_key("statusMessage"));
         assert_eq!(

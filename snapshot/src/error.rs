@@ -18,7 +18,11 @@ pub struct Problem {
 
 impl Problem {
     /// A problem in `path`.
-    pub fn new(path: impl Into<PathBuf>, message: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub fn new(
+        path: impl Into<PathBuf>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
         Problem {
             path: path.into(),
             message: message.into(),
@@ -57,7 +61,10 @@ pub enum Error {
     NoManifest { path: PathBuf },
     /// A source that cannot be installed as it is; every problem found, each with its fix.
     #[error("{path}: {}", render(problems))]
-    Refused { path: PathBuf, problems: Vec<Problem> },
+    Refused {
+        path: PathBuf,
+        problems: Vec<Problem>,
+    },
     #[error("{path}: invalid fable.toml: {message}")]
     InvalidConfig { path: PathBuf, message: String },
     #[error("{path}: {message}")]

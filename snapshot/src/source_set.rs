@@ -134,7 +134,9 @@ pub fn check_relative(p: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn is_junk(name: &str) -> bool {
+/// True for a name never part of a source set (version control, caches, editor and OS junk,
+/// `.fable/`), wherever it appears.
+pub(crate) fn is_junk(name: &str) -> bool {
     JUNK_NAMES.contains(&name)
         || JUNK_SUFFIXES.iter().any(|s| name.ends_with(s))
         || name.starts_with(".#")
@@ -391,7 +393,10 @@ mod tests {
         };
         assert_eq!(problems.len(), 2, "every link at once: {problems:?}");
         let err = err.to_string();
-        assert!(err.contains("bad.sh") && err.contains("bad2.sh") && err.contains("outside"), "{err}");
+        assert!(
+            err.contains("bad.sh") && err.contains("bad2.sh") && err.contains("outside"),
+            "{err}"
+        );
         assert!(err.contains("exclude = [\"hooks/bad.sh\"]"), "{err}");
     }
 

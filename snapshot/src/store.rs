@@ -283,6 +283,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<HashedFile>) -> Result<(
     for e in fs::read_dir(dir).at(dir)? {
         let e = e.at(dir)?;
         let path = e.path();
+        // What a hook writes beside itself at run time and no source set holds (a Python
+        // plugin importing its own package writes `__pycache__/`) is not tampering.
+        if crate::source_set::is_junk(&e.file_name().to_string_lossy()) {
+            continue;
+        }
         let md = fs::symlink_metadata(&path).at(&path)?;
         if md.is_dir() {
             collect_files(root, &path, out)?;
@@ -374,6 +379,12 @@ mod tests {
             fs::read_to_string(store.current_link("k").join("hooks/a.sh")).unwrap(),
             "echo 1"
         );
+        assert!(store.verify_generation("k", &h1).unwrap().is_none());
+        // A Python hook importing its own package writes `__pycache__/` beside it: not
+        // tampering (no source set holds it).
+        let cache = store.gen_dir("k", &h1).join("hooks/__pycache__");
+        fs::create_dir_all(&cache).unwrap();
+        fs::write(cache.join("a.cpython-312.pyc"), "x").unwrap();
         assert!(store.verify_generation("k", &h1).unwrap().is_none());
 
         fs::write(src.join("hooks/a.sh"), "echo 2").unwrap();

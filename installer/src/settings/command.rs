@@ -90,7 +90,9 @@ pub fn registered_command(command: &str, target: &Target, host: Host, event: &st
     let guard = guards.join(" && ");
     let allow = host.allow_stdout(event).trim_end();
     let direct = runs_directly(&e.command, &root, &e.referenced);
-    if direct && !(host.requires_output(event) && !allow.is_empty()) {
+    // A direct command needs no guard, unless the host must see output even then.
+    let must_print = host.requires_output(event) && !allow.is_empty();
+    if direct && !must_print {
         return run;
     }
     if allow.is_empty() {
@@ -246,7 +248,10 @@ mod tests {
             Host::Claude,
             "Stop",
         );
-        assert_eq!(cmd, "\"/h/.fable/sources/default/current/bin/fable-hook\" stop --host claude");
+        assert_eq!(
+            cmd,
+            "\"/h/.fable/sources/default/current/bin/fable-hook\" stop --host claude"
+        );
         let root = Path::new("/h/.fable/sources/p-1/current");
         let cmd = registered_command(
             "\"${CLAUDE_PLUGIN_ROOT}/hooks/run.sh\"",
@@ -273,11 +278,15 @@ mod tests {
         std::fs::write(root.join("bin/x"), "").unwrap();
         let t = target(&root, Some(&d.path().join("data")));
         let run = |event: &str| {
-            let cmd = registered_command("echo ran; sh ${FABLE_ROOT}/bin/x", &t, Host::Cursor, event);
+            let cmd =
+                registered_command("echo ran; sh ${FABLE_ROOT}/bin/x", &t, Host::Cursor, event);
             let out = sh(&cmd);
             assert_eq!(out.status.code(), Some(0), "{cmd}");
             assert!(split_guard(&cmd).is_some(), "{cmd}");
-            assert_eq!(wired_command(&cmd), format!("echo ran; sh '{}'/bin/x", root.display()));
+            assert_eq!(
+                wired_command(&cmd),
+                format!("echo ran; sh '{}'/bin/x", root.display())
+            );
             String::from_utf8(out.stdout).unwrap()
         };
         assert_eq!(run("preToolUse"), "ran\n", "present: the command answers");
@@ -286,6 +295,9 @@ mod tests {
         assert_eq!(run("beforeShellExecution"), "{\"permission\":\"allow\"}\n");
         assert_eq!(run("stop"), "{}\n");
         let codex = registered_command("sh ${FABLE_ROOT}/bin/x", &t, Host::Codex, "Stop");
-        assert!(codex.contains(" || exit 0; export CLAUDE_PLUGIN_ROOT="), "{codex}");
+        assert!(
+            codex.contains(" || exit 0; export CLAUDE_PLUGIN_ROOT="),
+            "{codex}"
+        );
     }
 }

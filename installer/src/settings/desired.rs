@@ -157,7 +157,14 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
                         matcher.as_deref().unwrap_or("")
                     ));
                 }
-                values.push(render(&p, target, host, name, matcher.as_deref(), &mut used_names));
+                values.push(render(
+                    &p,
+                    target,
+                    host,
+                    name,
+                    matcher.as_deref(),
+                    &mut used_names,
+                ));
             }
             if !values.is_empty() {
                 rendered.push(DesiredGroup {
@@ -200,7 +207,10 @@ fn kept_keys(
             Some(e) => format!(": {e}"),
             None => format!(" ({} does not know it)", host.name()),
         };
-        notes.push(format!("{}: dropped `{k}` from {what}{effect}", host.name()));
+        notes.push(format!(
+            "{}: dropped `{k}` from {what}{effect}",
+            host.name()
+        ));
     }
     kept
 }
@@ -335,7 +345,12 @@ mod tests {
             stable_root: Path::new("/h/it's/.fable/sources/k/current").to_path_buf(),
             data_dir: None,
         };
-        let cmd = registered_command("\"${FABLE_ROOT}/bin/x\"", &target, Host::Cursor, "preToolUse");
+        let cmd = registered_command(
+            "\"${FABLE_ROOT}/bin/x\"",
+            &target,
+            Host::Cursor,
+            "preToolUse",
+        );
         assert!(m.iter().any(|m| cmd.contains(m.as_str())), "{cmd} {m:?}");
     }
 }

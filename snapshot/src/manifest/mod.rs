@@ -254,9 +254,16 @@ mod tests {
                 HookKind::Command
             ]
         );
-        assert_eq!(hooks[0].extra.get("prompt").and_then(Value::as_str), Some("Is the task done? $ARGUMENTS"));
+        assert_eq!(
+            hooks[0].extra.get("prompt").and_then(Value::as_str),
+            Some("Is the task done? $ARGUMENTS")
+        );
         assert_eq!(hooks[4].timeout, Some(MAX_TIMEOUT_SECS));
         assert_eq!(m.notes.len(), 1);
-        assert!(m.notes[0].contains("Stop[0].hooks[4]: timeout 999999 s"), "{:?}", m.notes);
+        assert!(
+            m.notes[0].contains("Stop[0].hooks[4]: timeout 999999 s"),
+            "{:?}",
+            m.notes
+        );
     }
 }

@@ -39,10 +39,7 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                 .collect();
             problems.push(problem(
                 format!("{event:?} is not an event name"),
-                &format!(
-                    "use a PascalCase event name such as {}",
-                    known.join(", ")
-                ),
+                &format!("use a PascalCase event name such as {}", known.join(", ")),
             ));
             continue;
         }
@@ -145,7 +142,9 @@ fn parse_hook(h: &Value, at: &str, notes: &mut Vec<String>) -> Result<Hook, (Str
         Some(t) => {
             let secs = t.as_u64().filter(|t| *t >= 1).ok_or_else(|| {
                 (
-                    format!("{at}.timeout: expected a whole number of seconds (1 or more), found {t}"),
+                    format!(
+                        "{at}.timeout: expected a whole number of seconds (1 or more), found {t}"
+                    ),
                     "give the timeout in whole seconds, e.g. \"timeout\": 30".to_string(),
                 )
             })?;
@@ -160,7 +159,11 @@ fn parse_hook(h: &Value, at: &str, notes: &mut Vec<String>) -> Result<Hook, (Str
     let extra: Map<String, Value> = obj
         .iter()
         .filter(|(k, _)| {
-            !matches!(k.as_str(), "type" | "timeout") && !(kind == HookKind::Command && k.as_str() == "command")
+            let rendered = match kind {
+                HookKind::Command => ["type", "timeout", "command"].as_slice(),
+                _ => ["type", "timeout"].as_slice(),
+            };
+            !rendered.contains(&k.as_str())
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
