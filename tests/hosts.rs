@@ -74,14 +74,44 @@ fn read(p: &Path) -> Value {
 fn cmd(f: &Five, arg: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
-    format!("[ -e {script} ] || exit 0; sh \"{script}\" {arg}")
+    format!(
+        "[ -e {script} ] || exit 0; {}sh \"{script}\" {arg}",
+        plugin_env(f)
+    )
+}
+
+/// The plugin environment every plugin command exports (Claude Code's, for its plugins).
+fn plugin_env(f: &Five) -> String {
+    let dir = f.env.only_source_dir();
+    let root = dir.join("current");
+    let key = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let data = f.env.fable_home.join("data").join(key);
+    format!(
+        "export CLAUDE_PLUGIN_ROOT={r} FABLE_ROOT={r} CLAUDE_PLUGIN_DATA={}; ",
+        data.display(),
+        r = root.display()
+    )
 }
 
 /// The command of a host that needs output on allow: the guard prints `allow` first.
 fn cmd_allow(f: &Five, arg: &str, allow: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
-    format!("[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; sh \"{script}\" {arg}")
+    format!(
+        "[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; {}sh \"{script}\" {arg}",
+        plugin_env(f)
+    )
+}
+
+/// Cursor's command: as [`cmd_allow`], and a hook that exits 0 silently is answered with
+/// `allow` too (Cursor reads silence as invalid).
+fn cmd_cursor(f: &Five, arg: &str, allow: &str) -> String {
+    let root = f.env.only_source_dir().join("current");
+    let script = format!("{}/hooks/guard.sh", root.display());
+    format!(
+        "[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; {}fable_out=$(sh \"{script}\" {arg}); fable_rc=$?; if [ \"$fable_rc\" -eq 0 ] && [ -z \"$fable_out\" ]; then printf '%s\\n' '{allow}'; else printf '%s\\n' \"$fable_out\"; fi; exit \"$fable_rc\"",
+        plugin_env(f)
+    )
 }
 
 const CURSOR_ALLOW: &str = r#"{"permission":"allow"}"#;
@@ -193,15 +223,15 @@ fn one_install_converges_five_profiles_of_four_hosts() {
     assert_eq!(cursor["version"], 1);
     assert_eq!(
         cursor["hooks"]["stop"],
-        json!([{"command": "user-cursor"}, {"command": cmd_allow(&f, "stop", "{}"), "timeout": 3}])
+        json!([{"command": "user-cursor"}, {"command": cmd_cursor(&f, "stop", "{}"), "timeout": 3}])
     );
     assert_eq!(
         cursor["hooks"]["preToolUse"],
-        json!([{"command": cmd_allow(&f, "cursor", CURSOR_ALLOW), "timeout": 7, "matcher": "Shell"}])
+        json!([{"command": cmd_cursor(&f, "cursor", CURSOR_ALLOW), "timeout": 7, "matcher": "Shell"}])
     );
     assert_eq!(
         cursor["hooks"]["postToolUseFailure"],
-        json!([{"command": cmd_allow(&f, "failure", "{}")}])
+        json!([{"command": cmd_cursor(&f, "failure", "{}")}])
     );
 
     // A second run changes nothing anywhere.
@@ -347,7 +377,7 @@ fn fable_toml_overrides_per_host() {
         .ok([Path::new("install").as_os_str(), f.src.as_os_str()]);
     assert_eq!(
         read(&f.cursor)["hooks"]["preToolUse"][0]["command"],
-        cmd_allow(&f, "cursor", CURSOR_ALLOW)
+        cmd_cursor(&f, "cursor", CURSOR_ALLOW)
     );
 
     write(
@@ -549,7 +579,10 @@ fn registered_commands_are_valid_shell() {
         String::from_utf8_lossy(&out.stderr)
     );
     if let Ok(out) = std::process::Command::new("shellcheck")
-        .args(["-s", "sh", "-e", "SC2016"]) // a literal `$` in a single-quoted path is intended
+        // A literal `$` (SC2016) and `'` (SC2089/SC2090: the plugin environment's values hold
+        // the home's quote) in a single-quoted path are intended. Each line is a hook command
+        // of its own, so an `exit` in one does not make the next unreachable (SC2317).
+        .args(["-s", "sh", "-e", "SC2016,SC2089,SC2090,SC2317"])
         .arg(&script)
         .output()
     {

@@ -12,6 +12,7 @@ mod install;
 mod nudge;
 mod ownership;
 mod plugin_corpus;
+mod plugins;
 mod real_clients;
 mod stop_cap;
 mod terminal;

@@ -65,6 +65,16 @@ impl HostSpec for Claude {
         }
     }
 
+    /// Every hook type of Claude Code's schema (the manifest's own).
+    fn hook_kinds(&self) -> &'static [&'static str] {
+        &["command", "prompt", "http", "agent", "mcp_tool"]
+    }
+
+    /// Every key: the manifest schema is Claude Code's.
+    fn entry_keys(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
         command_entry(entry)
     }

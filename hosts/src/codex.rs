@@ -68,6 +68,12 @@ impl HostSpec for Codex {
         Some(TOOLS)
     }
 
+    /// Codex's handler fields besides `type`/`command`/`timeout` (it ignores unknown ones, so
+    /// an `if` would silently widen the hook).
+    fn entry_keys(&self) -> Option<&'static [&'static str]> {
+        Some(&["statusMessage"])
+    }
+
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
         if entry.event != "SessionEnd" {
             return command_entry(entry);

@@ -77,6 +77,11 @@ impl HostSpec for Gemini {
         TimeoutUnit::Milliseconds
     }
 
+    /// Gemini's hook fields besides `name`/`type`/`command`/`timeout`.
+    fn entry_keys(&self) -> Option<&'static [&'static str]> {
+        Some(&["description"])
+    }
+
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
         let mut m = Map::new();
         m.insert("name".into(), json!(entry.name));

@@ -13,7 +13,7 @@ pub mod synthetic;
 
 pub use event::Event;
 pub use output::{Outcome, Verdict};
-pub use spec::{EntrySpec, HostSpec, Layout, SettingsLocation, TimeoutUnit};
+pub use spec::{dropped_key_effect, EntrySpec, HostSpec, Layout, SettingsLocation, TimeoutUnit};
 
 /// Declares the hosts: the `Host` enum, its list and each variant's spec, from one line per
 /// host (`Variant => module::Spec`).
@@ -184,6 +184,19 @@ impl Host {
         self.spec().required_fields()
     }
 
+    /// True when the host runs hooks of the manifest type `kind` (`"prompt"`, ...).
+    pub fn runs_hook_kind(self, kind: &str) -> bool {
+        self.spec().hook_kinds().contains(&kind)
+    }
+
+    /// True when the host understands the manifest entry key `key` (see
+    /// [`HostSpec::entry_keys`]).
+    pub fn keeps_entry_key(self, key: &str) -> bool {
+        self.spec()
+            .entry_keys()
+            .is_none_or(|keys| keys.contains(&key))
+    }
+
     /// Renders one entry of the host's hook file.
     pub fn render_entry(self, entry: &EntrySpec<'_>) -> serde_json::Value {
         self.spec().render_entry(entry)
@@ -208,6 +221,34 @@ impl std::fmt::Display for Host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_claude_keeps_claude_only_keys_and_hook_types() {
+        assert!(Host::Claude.keeps_entry_key("if") && Host::Claude.keeps_entry_key("async"));
+        assert!(Host::Claude.runs_hook_kind("prompt") && Host::Claude.runs_hook_kind("mcp_tool"));
+        for h in [Host::Codex, Host::Gemini, Host::Cursor] {
+            for key in [
+                "if",
+                "async",
+                "asyncRewake",
+                "once",
+                "shell",
+                "rewakeMessage",
+            ] {
+                assert!(!h.keeps_entry_key(key), "{h:?} {key}");
+            }
+            assert!(
+                h.runs_hook_kind("command") && !h.runs_hook_kind("prompt"),
+                "{h:?}"
+            );
+        }
+        assert!(Host::Codex.keeps_entry_key("statusMessage"));
+        assert_eq!(
+            dropped_key_effect("if", "Bash call").as_deref(),
+            Some("it now fires on every Bash call")
+        );
+        assert_eq!(dropped_key_effect("statusMessage", "Stop"), None);
+    }
 
     #[test]
     fn each_hosts_real_tool_names() {

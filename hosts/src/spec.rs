@@ -148,6 +148,18 @@ pub trait HostSpec: Sync {
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
         Vec::new()
     }
+    /// The hook types (`"type"` of a manifest entry) the host runs; entries of other types
+    /// are skipped for it and listed. Claude Code runs all of its own.
+    fn hook_kinds(&self) -> &'static [&'static str] {
+        &["command"]
+    }
+    /// The keys of a manifest entry the host understands besides those fable renders itself
+    /// (`type`, `command`, `timeout`, a matcher or name where the host keeps one); `None` when
+    /// it understands every key of Claude Code's schema (Claude Code itself). The others are
+    /// dropped for the host, with a note ([`dropped_key_effect`] says what that changes).
+    fn entry_keys(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
     /// Renders one entry of the host's hook file.
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value;
     /// The fields every payload of this host carries (`hook_event_name` set to `name`).
@@ -156,4 +168,22 @@ pub trait HostSpec: Sync {
     fn payload_fields(&self, ctx: &Ctx, event: Event) -> Map<String, Value>;
     /// Renders the evaluator's verdict in the form this host reads.
     fn render_verdict(&self, verdict: &Verdict, event: Event) -> Outcome;
+}
+
+/// What dropping a Claude Code entry key changes about when or how the hook runs, for the
+/// install's note (`None` when it only loses presentation, such as `statusMessage`).
+/// `fires_on` names what the entry is wired for (`Bash call`, `Stop`).
+pub fn dropped_key_effect(key: &str, fires_on: &str) -> Option<String> {
+    Some(match key {
+        "if" => format!("it now fires on every {fires_on}"),
+        "async" | "asyncRewake" => {
+            "it now runs synchronously: the agent waits for it to finish".to_string()
+        }
+        "once" => "it now runs every time, not once per session".to_string(),
+        "shell" => "it now runs in the host's default shell".to_string(),
+        "rewakeMessage" | "rewakeSummary" => {
+            "the agent is not woken with its message when it finishes".to_string()
+        }
+        _ => return None,
+    })
 }

@@ -73,6 +73,12 @@ impl FableHome {
         self.root.join("backups")
     }
 
+    /// The persistent data directory of source `key` (`$FABLE_HOME/data/<key>`), exported to
+    /// its hooks as `CLAUDE_PLUGIN_DATA`; created on install, kept across syncs.
+    pub fn data_dir(&self, key: &str) -> PathBuf {
+        self.root.join("data").join(key)
+    }
+
     /// The prefix that marks a registered command as fable's: `$FABLE_HOME/sources/`, spelled
     /// exactly as registered commands spell it.
     pub fn sources_prefix(&self) -> String {

@@ -74,7 +74,9 @@ impl Prepared {
     }
 }
 
-/// Reads, validates and hashes a source without writing anything.
+/// Reads, validates and hashes a source without writing anything. A source that cannot be
+/// installed is refused with every problem found at once (its source set's and its
+/// manifest's), each with its fix ([`fable_snapshot::Error::Refused`]).
 pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
     let store = home.store();
     let (key, source, files, config) = match spec {
@@ -93,7 +95,18 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                 });
             }
             let config = SourceConfig::load(&real)?;
-            let files = source_paths(&real, &config)?;
+            let files = match source_paths(&real, &config) {
+                Ok(files) => files,
+                Err(fable_snapshot::Error::Refused { path, mut problems }) => {
+                    // The manifest's own problems are reported in the same round.
+                    let manifest = real.join(MANIFEST_PATH);
+                    if let Ok(text) = std::fs::read_to_string(&manifest) {
+                        problems.extend(Manifest::problems_of(&text, &manifest));
+                    }
+                    return Err(fable_snapshot::Error::Refused { path, problems }.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
             (source_key(&real), Some(real), files, config)
         }
     };
@@ -117,7 +130,14 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
     })?;
     let manifest = Manifest::parse(&text, &manifest_path)?.with_overrides(config.hosts.clone());
     let set: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
-    manifest.validate(&manifest_path, &set)?;
+    let problems = manifest.problems(&manifest_path, &set, source.as_deref());
+    if !problems.is_empty() {
+        return Err(fable_snapshot::Error::Refused {
+            path: source.clone().unwrap_or_else(|| manifest_path.clone()),
+            problems,
+        }
+        .into());
+    }
     let record = store.read_record(&key)?;
     let (tree_hash, _, stat_cache) = hash_files(&files, record.as_ref().map(|r| &r.stat_cache))?;
     let current = store.current_hash(&key);
@@ -144,6 +164,9 @@ pub struct Synced {
     pub previous_tree_hash: Option<String>,
     /// True when a new generation became current.
     pub changed: bool,
+    /// What wiring changed from the manifest for every host (a timeout clamped to a day).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Writes the generation (if needed), switches `current`, and records the source.
@@ -158,6 +181,13 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
     if switching {
         store.write_generation(&p.key, &p.files, &p.tree_hash)?;
         store.switch_current(&p.key, &p.tree_hash)?;
+    }
+    if p.key != DEFAULT_KEY {
+        // `CLAUDE_PLUGIN_DATA`: the plugin's persistent data, kept across syncs.
+        let data = home.data_dir(&p.key);
+        if !data.is_dir() {
+            fable_snapshot::fsutil::create_dir_all_mode(&data, 0o700)?;
+        }
     }
     let previous = if switching {
         p.current.clone().filter(|c| *c != p.tree_hash)
@@ -186,6 +216,7 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
         tree_hash: p.tree_hash.clone(),
         previous_tree_hash: if switching { previous } else { None },
         changed: switching,
+        notes: p.manifest.notes.clone(),
     })
 }
 

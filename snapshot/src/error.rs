@@ -2,6 +2,49 @@
 
 use std::path::PathBuf;
 
+use serde::Serialize;
+
+/// One reason a source is refused, with what to do about it. A refusal lists every problem
+/// found (not only the first), so one round of fixes is enough.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The file the problem is in (the manifest, a symlink, `fable.toml`, the source root).
+    pub path: PathBuf,
+    /// What is wrong (for the manifest, starting with where: `PreToolUse[0].hooks[1]`).
+    pub message: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+impl Problem {
+    /// A problem in `path`.
+    pub fn new(
+        path: impl Into<PathBuf>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Problem {
+            path: path.into(),
+            message: message.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// Renders problems one per line, each with its fix, for [`Error::Refused`].
+fn render(problems: &[Problem]) -> String {
+    let mut out = format!("refused, {} problem(s):", problems.len());
+    for p in problems {
+        out.push_str(&format!(
+            "\n  - {}: {}\n    fix: {}",
+            p.path.display(),
+            p.message,
+            p.fix
+        ));
+    }
+    out
+}
+
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -16,12 +59,14 @@ pub enum Error {
     },
     #[error("{path}: no hook manifest (expected hooks/hooks.json in the source directory)")]
     NoManifest { path: PathBuf },
-    #[error("{path}: invalid manifest: {message}")]
-    InvalidManifest { path: PathBuf, message: String },
+    /// A source that cannot be installed as it is; every problem found, each with its fix.
+    #[error("{path}: {}", render(problems))]
+    Refused {
+        path: PathBuf,
+        problems: Vec<Problem>,
+    },
     #[error("{path}: invalid fable.toml: {message}")]
     InvalidConfig { path: PathBuf, message: String },
-    #[error("{path}: symlink points outside the source ({target}); copy the file into the source or remove the link")]
-    SymlinkEscapes { path: PathBuf, target: PathBuf },
     #[error("{path}: {message}")]
     Corrupt { path: PathBuf, message: String },
 }

@@ -11,7 +11,7 @@ pub mod source_set;
 pub mod staleness;
 pub mod store;
 
-pub use error::{Error, Result};
+pub use error::{Error, Problem, Result};
 pub use hash::{hash_files, StatCache, TreeHash};
 pub use key::source_key;
 pub use manifest::Manifest;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, IoContext, Problem, Result};
 
 /// Directory (relative to the source root) holding the manifest.
 pub const MANIFEST_DIR: &str = "hooks";
@@ -143,7 +143,9 @@ pub(crate) fn is_runtime_cache(name: &str) -> bool {
         || name.ends_with(".pyo")
 }
 
-fn is_junk(name: &str) -> bool {
+/// True for a name never part of a source set (version control, caches, editor and OS junk,
+/// `.fable/`), wherever it appears.
+pub(crate) fn is_junk(name: &str) -> bool {
     JUNK_NAMES.contains(&name)
         || JUNK_SUFFIXES.iter().any(|s| name.ends_with(s))
         || name.starts_with(".#")
@@ -153,8 +155,9 @@ fn is_junk(name: &str) -> bool {
 /// directory holding `hooks/hooks.json`), minus version control, caches, editor/OS junk and
 /// the `exclude` patterns of `fable.toml`, sorted by relative path. A plugin's `.gitignore`
 /// decides nothing (a built `dist/` is often ignored and still needed at run time). A symlink
-/// is followed only when its target stays inside the source; otherwise this fails and names
-/// it. A set over [`MAX_FILES`] or [`MAX_BYTES`] is refused, naming its largest directories.
+/// is followed only when its target stays inside the source; otherwise the source is refused,
+/// naming every such link ([`Error::Refused`]). A set over [`MAX_FILES`] or [`MAX_BYTES`] is
+/// refused, naming its largest directories.
 pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile>> {
     if !root.join(MANIFEST_PATH).is_file() {
         return Err(Error::NoManifest {
@@ -182,6 +185,9 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
         .build();
     let mut out: Vec<SourceFile> = Vec::new();
     let mut budget = Budget::default();
+    let mut escapes: Vec<Problem> = Vec::new();
+    // Links refused so far: what the walk finds under a refused directory link is skipped.
+    let mut refused_links: Vec<PathBuf> = Vec::new();
     for entry in walker {
         let entry = entry.map_err(|e| walk_error(&real_root, e))?;
         let path = entry.path();
@@ -194,15 +200,25 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
         {
             continue;
         }
+        if refused_links.iter().any(|l| path.starts_with(l)) {
+            continue;
+        }
         // Only links need resolving (canonicalising every file costs more than hashing a
         // warm tree): a link, to a file or a directory, must stay inside the source.
         if entry.path_is_symlink() {
             let resolved = path.canonicalize().at(path)?;
             if !resolved.starts_with(&real_root) {
-                return Err(Error::SymlinkEscapes {
-                    path: path.to_path_buf(),
-                    target: resolved,
-                });
+                let rel = rel_path.to_string_lossy();
+                escapes.push(Problem::new(
+                    path,
+                    format!("symlink points outside the source ({})", resolved.display()),
+                    format!(
+                        "copy {} into the plugin instead of linking it, or leave the link out in {CONFIG_FILE}: exclude = [\"{rel}\"]",
+                        resolved.display()
+                    ),
+                ));
+                refused_links.push(path.to_path_buf());
+                continue;
             }
         }
         if is_dir {
@@ -224,6 +240,12 @@ pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile
             rel: rel.to_string(),
             content: Content::Path(path.to_path_buf()),
             executable: md.permissions().mode() & 0o111 != 0,
+        });
+    }
+    if !escapes.is_empty() {
+        return Err(Error::Refused {
+            path: real_root,
+            problems: escapes,
         });
     }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -278,14 +300,20 @@ impl Budget {
             .take(5)
             .map(|(t, (n, b))| format!("{t} ({n} files, {} KiB)", b / 1024))
             .collect();
-        Err(Error::Corrupt {
+        Err(Error::Refused {
             path: root.to_path_buf(),
-            message: format!(
-                "the source set is larger than fable copies ({MAX_FILES} files or {} MiB); largest parts so far: {}. Exclude what the hooks do not need in fable.toml, e.g. exclude = [\"{}/\"]",
-                MAX_BYTES / (1024 * 1024),
-                largest.join(", "),
-                tops.first().map_or("docs", |t| t.0.as_str())
-            ),
+            problems: vec![Problem::new(
+                root,
+                format!(
+                    "the source set is larger than fable copies ({MAX_FILES} files or {} MiB); largest parts so far: {}",
+                    MAX_BYTES / (1024 * 1024),
+                    largest.join(", ")
+                ),
+                format!(
+                    "exclude what the hooks do not need in {CONFIG_FILE}, e.g. exclude = [\"{}/\"]",
+                    tops.first().map_or("docs", |t| t.0.as_str())
+                ),
+            )],
         })
     }
 }
@@ -367,10 +395,18 @@ mod tests {
         );
         touch(&d.path().join("outside.sh"), "echo");
         std::os::unix::fs::symlink(d.path().join("outside.sh"), r.join("hooks/bad.sh")).unwrap();
-        let err = source_paths(&r, &SourceConfig::default())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("bad.sh") && err.contains("outside"), "{err}");
+        std::os::unix::fs::symlink(d.path().join("outside.sh"), r.join("hooks/bad2.sh")).unwrap();
+        let err = source_paths(&r, &SourceConfig::default()).unwrap_err();
+        let Error::Refused { problems, .. } = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(problems.len(), 2, "every link at once: {problems:?}");
+        let err = err.to_string();
+        assert!(
+            err.contains("bad.sh") && err.contains("bad2.sh") && err.contains("outside"),
+            "{err}"
+        );
+        assert!(err.contains("exclude = [\"hooks/bad.sh\"]"), "{err}");
     }
 
     #[test]

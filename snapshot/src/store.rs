@@ -404,6 +404,12 @@ mod tests {
             "echo 1"
         );
         assert!(store.verify_generation("k", &h1).unwrap().is_none());
+        // A Python hook importing its own package writes `__pycache__/` beside it: not
+        // tampering (no source set holds it).
+        let cache = store.gen_dir("k", &h1).join("hooks/__pycache__");
+        fs::create_dir_all(&cache).unwrap();
+        fs::write(cache.join("a.cpython-312.pyc"), "x").unwrap();
+        assert!(store.verify_generation("k", &h1).unwrap().is_none());
 
         fs::write(src.join("hooks/a.sh"), "echo 2").unwrap();
         let (h2, _, _) = hash_files(&files, None).unwrap();

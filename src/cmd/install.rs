@@ -73,7 +73,15 @@ impl Run for InstallArgs {
             SourceSpec::Default => "the bundled evaluator".to_string(),
             SourceSpec::Checkout(p) => p.display().to_string(),
         };
-        let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
+        let report = match install(&home, &opts) {
+            Ok(report) => report,
+            // `--json` promises one JSON document on stdout, a refusal included.
+            Err(e) if self.json => {
+                render::print_json(&error_document(&format!("cannot install {what}"), &e))?;
+                return Ok(1);
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot install {what}")),
+        };
         let trust_failed = report
             .codex_trust
             .as_ref()
@@ -99,6 +107,9 @@ impl Run for InstallArgs {
                 (_, false) => "up to date at generation",
             };
             println!("source {}: {verb} {}", s.key, render::short(&s.tree_hash));
+            for n in &s.notes {
+                println!("  note: {n}");
+            }
         }
         for plan in &report.plans {
             let p = &plan.profile;
@@ -129,6 +140,9 @@ impl Run for InstallArgs {
             }
             for s in &plan.shifted {
                 println!("  note: {s} (removing an entry moves the ones after it; Codex trusts hooks by position and will skip those until trusted again)");
+            }
+            for n in &plan.notes {
+                println!("  note: {n}");
             }
             if !plan.skipped_events.is_empty() {
                 println!(
@@ -177,4 +191,22 @@ impl Run for InstallArgs {
         }
         Ok(code)
     }
+}
+
+/// The `--json` document of a failed install:
+/// `{"error": {"message", "problems": [{"path", "message", "fix"}]}}`; `problems` lists every
+/// reason a refused source was refused (empty for other failures, which `message` explains).
+fn error_document(context: &str, e: &fable_installer::Error) -> serde_json::Value {
+    let problems = match e {
+        fable_installer::Error::Snapshot(fable_snapshot::Error::Refused { problems, .. }) => {
+            problems.clone()
+        }
+        _ => Vec::new(),
+    };
+    serde_json::json!({
+        "error": {
+            "message": format!("{context}: {e}"),
+            "problems": problems,
+        }
+    })
 }

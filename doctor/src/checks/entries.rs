@@ -55,9 +55,9 @@ pub fn entry_owners(home: &FableHome, parsed: &ParsedProfile) -> Vec<Option<Stri
 
 /// `host event `command…` (settings path)`: the subject of an entry's findings.
 pub fn entry_subject(profile: &Profile, event: &str, command: &str) -> String {
-    // fable's guarded entries start with a fail-open guard; show what the entry runs.
-    let command =
-        fable_installer::settings::desired::split_guard(command).map_or(command, |(_, rest)| rest);
+    // fable's entries start with a fail-open guard and the plugin environment; show what
+    // the entry runs.
+    let command = fable_installer::settings::desired::wired_command(command);
     let mut shown: String = command.chars().take(COMMAND_SHOWN).collect();
     if command.chars().count() > COMMAND_SHOWN {
         shown.push('…');

@@ -153,6 +153,7 @@ impl Plan {
             tree_hash: p.tree_hash.clone(),
             previous_tree_hash: if needs { p.current.clone() } else { None },
             changed: needs,
+            notes: p.manifest.notes.clone(),
         }
     }
 }

@@ -1,115 +1,80 @@
-//! Turns a source's manifest into the entries each host should hold: placeholders expanded to
-//! the stable path, shell-quoted, and guarded so a missing snapshot file exits 0 (fail open).
+//! Turns a source's manifest into the entries each host should hold ([`desired`]): events
+//! and matchers translated, entries the host cannot run skipped and keys it does not know
+//! dropped (each with a note), entries that translation makes identical merged, and the
+//! registered command of [`super::command`] (stable path, fail-open guard, plugin
+//! environment).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
+use serde_json::{json, Map, Value};
 use sha2::Digest;
 
-use fable_snapshot::manifest::{expand_command, shell_quote, Manifest};
+use fable_snapshot::manifest::{shell_quote, Hook, HookKind, Manifest};
+use fable_snapshot::source_set::{SourceConfig, MANIFEST_PATH};
 
 use crate::home::FableHome;
 use crate::settings::patch::{Desired, DesiredGroup, Ownership};
-use fable_hosts::{EntrySpec, Host};
+use fable_hosts::{dropped_key_effect, EntrySpec, Host};
 
-/// The registered command for a manifest command wired under `event` (the host's event
-/// name), with a fail-open guard where one is needed.
-///
-/// - A command that runs a snapshot file directly (`"ROOT/bin/fable-hook" stop`) needs none:
-///   when the file is gone the shell exits 126/127, which no host treats as a block, and the
-///   short command reads cleanly where a host quotes it in a block message.
-/// - A command that hands a snapshot file to an interpreter (`python3 ROOT/hooks/x.py`, which
-///   exits 2, a block, when the file is gone) is guarded: `[ -e FILE ] || exit 0; COMMAND`.
-/// - Where the host needs output even on allow (Cursor blocks a permission hook whose stdout
-///   is empty) the guard prints the host's allow form first:
-///   `[ -e FILE ] || { printf '%s\n' ALLOW; exit 0; }; COMMAND`, also for a direct command;
-///   an interpreter's guard prints a host's optional allow form too (Claude's `{}`).
-///
-/// [`split_guard`] reads both guard forms back.
-pub fn registered_command(command: &str, stable_root: &Path, host: Host, event: &str) -> String {
-    let root = stable_root.to_string_lossy();
-    let e = expand_command(command, &root, host.name());
-    if e.referenced.is_empty() {
-        return e.command;
-    }
-    let mut guards: Vec<String> = Vec::new();
-    for rel in &e.referenced {
-        let g = format!("[ -e {} ]", shell_quote(&format!("{root}/{rel}")));
-        if !guards.contains(&g) {
-            guards.push(g);
-        }
-    }
-    let guard = guards.join(" && ");
-    let allow = host.allow_stdout(event).trim_end();
-    let direct = runs_directly(&e.command, &root, &e.referenced);
-    if host.requires_output(event) && !allow.is_empty() {
-        return format!(
-            "{guard} || {{ printf '%s\\n' {}; exit 0; }}; {}",
-            shell_quote(allow),
-            e.command
-        );
-    }
-    if direct {
-        return e.command;
-    }
-    if allow.is_empty() {
-        return format!("{guard} || exit 0; {}", e.command);
-    }
-    format!(
-        "{guard} || {{ printf '%s\\n' {}; exit 0; }}; {}",
-        shell_quote(allow),
-        e.command
-    )
+pub use super::command::{
+    registered_command, split_env, split_guard, wired_command, Target, PLUGIN_ENV,
+};
+
+/// What a source wants in one host's file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Wiring {
+    /// The entries, per host event.
+    pub desired: Desired,
+    /// The manifest's events the host lacks (skipped, never invented).
+    pub skipped_events: Vec<String>,
+    /// What the translation changed, one sentence each, starting with the host's name: hooks
+    /// of a type the host cannot run (skipped), keys it does not know (dropped, saying when
+    /// that changes when the hook fires), entries merged because they became identical.
+    pub notes: Vec<String>,
 }
 
-/// True when the command's first word is one of the referenced snapshot files (quoted the
-/// way a manifest writes it), so that the shell itself runs it.
-fn runs_directly(command: &str, root: &str, referenced: &[String]) -> bool {
-    referenced.iter().any(|rel| {
-        let path = format!("{root}/{rel}");
-        [
-            format!("\"{path}\""),
-            format!("'{path}'"),
-            shell_quote(&path),
-            path.clone(),
-        ]
-        .iter()
-        .any(|first| {
-            command
-                .strip_prefix(first.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
-        })
-    })
+/// One entry on its way to being rendered.
+struct Pending<'a> {
+    hook: &'a Hook,
+    command: String,
+    extra: Map<String, Value>,
+    timeout: Option<u64>,
+    /// The manifest's matchers of the entries merged into this one.
+    origins: Vec<String>,
 }
 
-/// Splits a registered command into its fail-open guard and the command it protects, for
-/// either guard form [`registered_command`] writes; `None` for an unguarded command.
-pub fn split_guard(command: &str) -> Option<(&str, &str)> {
-    if !command.starts_with("[ -e ") {
-        return None;
+impl Pending<'_> {
+    /// What makes two entries the same hook once translated: kind, registered command, and
+    /// the keys that decide when it fires (`if`) or what it does (a prompt, a URL).
+    fn same_hook(&self, other: &Pending<'_>) -> bool {
+        self.hook.kind == other.hook.kind
+            && self.command == other.command
+            && match self.hook.kind {
+                HookKind::Command => self.extra.get("if") == other.extra.get("if"),
+                _ => self.extra == other.extra,
+            }
     }
-    ["; exit 0; }; ", " || exit 0; "]
-        .iter()
-        .find_map(|sep| command.split_once(sep))
 }
 
-/// The desired entries of `manifest` for `host`, and the manifest's events the host lacks
-/// (skipped, never invented: an event fable has no mapping for reaches Claude Code by name
-/// only).
-pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired, Vec<String>) {
-    let mut events = Vec::new();
-    let mut skipped = Vec::new();
-    let key = stable_root
-        .parent()
-        .and_then(Path::file_name)
-        .map(|k| k.to_string_lossy().into_owned())
-        .unwrap_or_default();
+/// The events whose matcher names a tool (so that "fires on every Bash call" reads right).
+const TOOL_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+];
+
+/// The desired entries of `manifest` for `host` (see [`Wiring`]). An event fable has no
+/// mapping for reaches Claude Code by name only.
+pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
+    let mut out = Wiring::default();
     let overrides = manifest.host_overrides.get(host.name());
     if overrides.and_then(|o| o.enabled) == Some(false) {
-        return (
-            Desired::default(),
-            manifest.events.iter().map(|(e, _)| e.clone()).collect(),
-        );
+        out.skipped_events = manifest.events.iter().map(|(e, _)| e.clone()).collect();
+        return out;
     }
+    let mut used_names = BTreeSet::new();
     for (event, groups) in &manifest.events {
         let name = match overrides.and_then(|o| o.events.get(event)) {
             Some(n) if n.is_empty() => None,
@@ -117,10 +82,12 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
             None => host.event_name(event),
         };
         let Some(name) = name else {
-            skipped.push(event.clone());
+            out.skipped_events.push(event.clone());
             continue;
         };
-        let mut out = Vec::new();
+        // One group per translated matcher: `Edit`, `Write` and `MultiEdit` are all Codex's
+        // `apply_patch`, and three identical entries would run three times per patch.
+        let mut merged: Vec<(Option<String>, Vec<Pending<'_>>)> = Vec::new();
         for g in groups {
             let matcher =
                 g.matcher
@@ -129,42 +96,207 @@ pub fn desired(manifest: &Manifest, stable_root: &Path, host: Host) -> (Desired,
                         Some(o) => o.clone(),
                         None => host.translate_matcher(m),
                     });
-            let entries = g
-                .hooks
-                .iter()
-                .map(|h| {
-                    let command = registered_command(&h.command, stable_root, host, name);
-                    // Named by what it is, not by position: adding a hook to the source
-                    // does not rename the others (a user's list of disabled hooks stays right).
-                    let id = sha2::Sha256::digest(format!(
-                        "{name}\0{}\0{}",
-                        matcher.as_deref().unwrap_or(""),
-                        h.command
+            let written = g.matcher.as_deref().unwrap_or("");
+            let what = match written {
+                "" | "*" => format!("{event} entry"),
+                m => format!("{event} {m} entry"),
+            };
+            for h in &g.hooks {
+                if !host.runs_hook_kind(h.kind.name()) {
+                    out.notes.push(format!(
+                        "{host}: skipped the \"{}\" hook of {what}: {host} runs only command hooks",
+                        h.kind.name(),
+                        host = host.name()
                     ));
-                    let id = fable_snapshot::key::hex(&id);
-                    host.render_entry(&EntrySpec {
-                        command: &command,
-                        timeout_secs: h.timeout,
-                        extra: &h.extra,
-                        matcher: matcher.as_deref(),
-                        name: &format!("fable-{key}-{}", &id[..10]),
-                        event: name,
-                    })
-                })
-                .collect();
-            out.push(DesiredGroup {
-                matcher: matcher.clone(),
-                entries,
-            });
+                    continue;
+                }
+                let extra = kept_keys(h, host, event, written, &what, &mut out.notes);
+                let command = match h.kind {
+                    HookKind::Command => registered_command(&h.command, target, host, name),
+                    _ => String::new(),
+                };
+                let pending = Pending {
+                    hook: h,
+                    command,
+                    extra,
+                    timeout: h.timeout,
+                    origins: vec![written.to_string()],
+                };
+                let slot = match merged.iter().position(|(m, _)| *m == matcher) {
+                    Some(i) => i,
+                    None => {
+                        merged.push((matcher.clone(), Vec::new()));
+                        merged.len() - 1
+                    }
+                };
+                let entries = &mut merged[slot].1;
+                match entries.iter_mut().find(|p| p.same_hook(&pending)) {
+                    Some(p) => {
+                        // The longer timeout wins (none: the host's default, kept).
+                        p.timeout = p.timeout.zip(pending.timeout).map(|(a, b)| a.max(b));
+                        p.origins.push(written.to_string());
+                    }
+                    None => entries.push(pending),
+                }
+            }
         }
-        events.push((name.to_string(), out));
+        let mut rendered = Vec::new();
+        for (matcher, entries) in merged {
+            let mut values = Vec::new();
+            for p in entries {
+                if p.origins.len() > 1 {
+                    out.notes.push(format!(
+                        "{}: merged {} identical {event} entries (matchers {}) into one under `{}`: each would run on the same call",
+                        host.name(),
+                        p.origins.len(),
+                        p.origins
+                            .iter()
+                            .map(|o| format!("`{o}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        matcher.as_deref().unwrap_or("")
+                    ));
+                }
+                values.push(render(
+                    &p,
+                    target,
+                    host,
+                    name,
+                    matcher.as_deref(),
+                    &mut used_names,
+                ));
+            }
+            if !values.is_empty() {
+                rendered.push(DesiredGroup {
+                    matcher,
+                    entries: values,
+                });
+            }
+        }
+        out.desired.events.push((name.to_string(), rendered));
     }
-    let required = host
+    out.desired.required = host
         .required_fields()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-    (Desired { events, required }, skipped)
+    out
+}
+
+/// The entry keys `host` keeps; each dropped one is noted, saying what dropping it changes.
+fn kept_keys(
+    h: &Hook,
+    host: Host,
+    event: &str,
+    matcher: &str,
+    what: &str,
+    notes: &mut Vec<String>,
+) -> Map<String, Value> {
+    let mut kept = Map::new();
+    for (k, v) in &h.extra {
+        if host.keeps_entry_key(k) {
+            kept.insert(k.clone(), v.clone());
+            continue;
+        }
+        let fires_on = match matcher {
+            "" | "*" => event.to_string(),
+            m if TOOL_EVENTS.contains(&event) => format!("{m} call"),
+            m => format!("{event} ({m})"),
+        };
+        let effect = match dropped_key_effect(k, &fires_on) {
+            Some(e) => format!(": {e}"),
+            None => format!(" ({} does not know it)", host.name()),
+        };
+        notes.push(format!(
+            "{}: dropped `{k}` from {what}{effect}",
+            host.name()
+        ));
+    }
+    kept
+}
+
+/// Renders one entry: a command through the host's file, another hook type (Claude Code
+/// only) as the manifest wrote it.
+fn render(
+    p: &Pending<'_>,
+    target: &Target,
+    host: Host,
+    event: &str,
+    matcher: Option<&str>,
+    used_names: &mut BTreeSet<String>,
+) -> Value {
+    if p.hook.kind != HookKind::Command {
+        let mut m = Map::new();
+        m.insert("type".into(), json!(p.hook.kind.name()));
+        for (k, v) in &p.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        if let Some(t) = p.timeout {
+            m.insert("timeout".into(), json!(host.timeout_unit().from_secs(t)));
+        }
+        return Value::Object(m);
+    }
+    // Named by what it is, not by position: adding a hook to the source does not rename the
+    // others (a user's list of disabled hooks stays right). Two different entries with the
+    // same command under one matcher also hash what tells them apart.
+    let hash = |s: String| fable_snapshot::key::hex(&sha2::Sha256::digest(s));
+    let base = format!("{event}\0{}\0{}", matcher.unwrap_or(""), p.hook.command);
+    let mut id = hash(base.clone());
+    let mut name = format!("fable-{}-{}", target.key, &id[..10]);
+    if used_names.contains(&name) {
+        id = hash(format!(
+            "{base}\0{:?}\0{}",
+            p.timeout,
+            Value::Object(p.extra.clone())
+        ));
+        name = format!("fable-{}-{}", target.key, &id[..10]);
+    }
+    let mut n = 2;
+    while used_names.contains(&name) {
+        name = format!("fable-{}-{}-{n}", target.key, &id[..10]);
+        n += 1;
+    }
+    used_names.insert(name.clone());
+    host.render_entry(&EntrySpec {
+        command: &p.command,
+        timeout_secs: p.timeout,
+        extra: &p.extra,
+        matcher,
+        name: &name,
+        event,
+    })
+}
+
+/// The entries of `desired` that have no command (Claude Code's prompt, http, agent and
+/// MCP-tool hooks): recognised as the source's by their value, since no path marks them.
+pub fn commandless(desired: &Desired) -> Vec<Value> {
+    desired
+        .events
+        .iter()
+        .flat_map(|(_, groups)| groups.iter())
+        .flat_map(|g| g.entries.iter())
+        .filter(|e| e.get("command").is_none())
+        .cloned()
+        .collect()
+}
+
+/// [`commandless`] of what the current generation of source `key` wires into `host` (empty
+/// when it cannot be read): what an uninstall, or an install that changes them, replaces.
+pub fn current_commandless(home: &FableHome, key: &str, host: Host) -> Vec<Value> {
+    let target = Target::new(home, key);
+    let root = &target.stable_root;
+    let manifest_path = root.join(MANIFEST_PATH);
+    let Ok(text) = std::fs::read_to_string(&manifest_path) else {
+        return Vec::new();
+    };
+    let Ok(manifest) = Manifest::parse(&text, &manifest_path) else {
+        return Vec::new();
+    };
+    let manifest = match SourceConfig::load(root) {
+        Ok(config) => manifest.with_overrides(config.hosts),
+        Err(_) => manifest,
+    };
+    commandless(&desired(&manifest, &target, host).desired)
 }
 
 /// Markers for a path prefix as it may appear in a command: raw and shell-quoted.
@@ -191,6 +323,7 @@ pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership 
         Err(_) => (Vec::new(), Vec::new()),
     };
     Ownership {
+        exact: Vec::new(),
         mine,
         legacy,
         fable,
@@ -206,67 +339,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn guarded_command_runs_and_fails_open() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path().join("it's a $dir");
-        std::fs::create_dir_all(root.join("hooks")).unwrap();
-        std::fs::write(root.join("hooks/x.sh"), "echo ran-$1; exit 3").unwrap();
-        let cmd = registered_command(
-            "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" arg",
-            &root,
-            Host::Claude,
-            "PreToolUse",
-        );
-        let run = || {
-            std::process::Command::new("sh")
-                .arg("-c")
-                .arg(&cmd)
-                .output()
-                .unwrap()
-        };
-        let out = run();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "ran-arg\n", "{cmd}");
-        assert_eq!(out.status.code(), Some(3));
-        std::fs::remove_file(root.join("hooks/x.sh")).unwrap();
-        assert_eq!(run().status.code(), Some(0));
-    }
-
-    #[test]
-    fn the_cursor_guard_prints_cursors_allow_form() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path().join("a b");
-        std::fs::create_dir_all(root.join("bin")).unwrap();
-        std::fs::write(root.join("bin/x"), "").unwrap();
-        let run = |event: &str| {
-            let cmd = registered_command(
-                "echo ran; sh ${FABLE_ROOT}/bin/x",
-                &root,
-                Host::Cursor,
-                event,
-            );
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(&cmd)
-                .output()
-                .unwrap();
-            assert_eq!(out.status.code(), Some(0), "{cmd}");
-            String::from_utf8(out.stdout).unwrap()
-        };
-        assert_eq!(run("preToolUse"), "ran\n", "present: the command answers");
-        std::fs::remove_file(root.join("bin/x")).unwrap();
-        assert_eq!(run("preToolUse"), "{\"permission\":\"allow\"}\n");
-        assert_eq!(run("beforeShellExecution"), "{\"permission\":\"allow\"}\n");
-        assert_eq!(run("stop"), "{}\n");
-        let claude = registered_command("sh ${FABLE_ROOT}/bin/x", &root, Host::Codex, "Stop");
-        assert!(claude.contains(" || exit 0; sh "), "{claude}");
-    }
-
-    #[test]
     fn quoted_marker_matches_quoted_paths() {
         let m = path_markers("/h/it's/.fable/sources/k/");
+        let target = Target {
+            key: "k".into(),
+            stable_root: Path::new("/h/it's/.fable/sources/k/current").to_path_buf(),
+            data_dir: None,
+        };
         let cmd = registered_command(
             "\"${FABLE_ROOT}/bin/x\"",
-            Path::new("/h/it's/.fable/sources/k/current"),
+            &target,
             Host::Cursor,
             "preToolUse",
         );

@@ -5,6 +5,7 @@
 //! itself is `fable_snapshot::fsutil::write_atomic`.
 
 pub mod backup;
+mod command;
 pub mod desired;
 pub mod owned;
 mod owned_shape;

@@ -448,6 +448,7 @@ mod tests {
             live_keys: vec!["mine".into(), "other".into()],
             user_events: Vec::new(),
             user_hooks: false,
+            exact: Vec::new(),
             record: Recorded {
                 key: "mine".into(),
                 stored: vec![

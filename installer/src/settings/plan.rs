@@ -27,6 +27,8 @@ pub struct ProfilePlan {
     pub patch: Vec<Value>,
     /// Canonical events the host does not have (skipped, never invented).
     pub skipped_events: Vec<String>,
+    /// What wiring this host changed from the manifest (see [`wiring::Wiring::notes`]).
+    pub notes: Vec<String>,
     /// Entries not ours that a removal of ours moves up (per event, one sentence each); hosts
     /// that trust hooks by position (Codex) see them as changed.
     pub shifted: Vec<String>,
@@ -50,6 +52,7 @@ impl ProfilePlan {
             changed: self.changed(),
             patch: self.patch.clone(),
             skipped_events: self.skipped_events.clone(),
+            notes: self.notes.clone(),
             shifted: self.shifted.clone(),
         }
     }
@@ -64,6 +67,10 @@ pub struct ProfileReport {
     pub patch: Vec<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped_events: Vec<String>,
+    /// What wiring this host changed from the manifest (skipped hook types, dropped keys,
+    /// merged entries).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Entries not ours that this change moves up (see [`ProfilePlan::shifted`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shifted: Vec<String>,
@@ -104,12 +111,15 @@ pub fn plan_profile(
     checkouts: &[&Path],
 ) -> Result<ProfilePlan> {
     let before = read_settings(&profile.path)?;
-    let stable = home.store().current_link(key);
-    let (desired, skipped) = match manifest {
-        Some(m) => wiring::desired(m, &stable, profile.host),
-        None => (Desired::default(), Vec::new()),
+    let w = match manifest {
+        Some(m) => wiring::desired(m, &wiring::Target::new(home, key), profile.host),
+        None => wiring::Wiring::default(),
     };
+    let (desired, skipped, notes) = (w.desired, w.skipped_events, w.notes);
     let mut own = wiring::ownership(home, key, checkouts);
+    own.exact = wiring::commandless(&desired);
+    own.exact
+        .extend(wiring::current_commandless(home, key, profile.host));
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
     own.record = Recorded {
         key: key.to_string(),
@@ -132,6 +142,7 @@ pub fn plan_profile(
         after,
         patch,
         skipped_events: skipped,
+        notes,
         shifted,
         desired,
         own,

@@ -39,6 +39,9 @@ pub struct DesiredGroup {
 /// Decides which existing entries belong to the source being converged.
 #[derive(Debug, Clone)]
 pub struct Ownership {
+    /// Entries without a command (Claude Code's prompt, http, agent and MCP-tool hooks) that
+    /// are this source's: no path marks them, so they are recognised by their value.
+    pub exact: Vec<Value>,
     /// Substrings marking an entry as this source's (its stable path, raw and shell-quoted).
     pub mine: Vec<String>,
     /// Substrings marking an entry as this source's *unmigrated* wiring (the live checkout).
@@ -107,6 +110,9 @@ impl Ownership {
     /// may be taken by a changed entry.
     pub fn is_this_sources(&self, entry: &Value) -> bool {
         if !self.record.key.is_empty() && owned::name_key(entry) == Some(self.record.key.as_str()) {
+            return true;
+        }
+        if entry.get("command").is_none() && self.exact.contains(entry) {
             return true;
         }
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 fn own() -> Ownership {
     Ownership {
+        exact: Vec::new(),
         mine: vec!["/fh/sources/k/".into()],
         legacy: vec!["/checkout/hooks/".into()],
         fable: vec!["/fh/sources/".into()],

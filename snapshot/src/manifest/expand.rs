@@ -1,177 +1,5 @@
-//! The hook manifest (`hooks/hooks.json`, Claude Code plugin schema): parsing, validation and
-//! shell-aware expansion of the `${CLAUDE_PLUGIN_ROOT}` / `${FABLE_ROOT}` / `${FABLE_HOST}`
-//! placeholders.
-
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
-use fable_hosts::event::is_event_name;
-use fable_hosts::Event;
-use serde_json::{Map, Value};
-
-use crate::error::{Error, Result};
-use crate::source_set::{check_relative, HostOverride};
-
-/// The longest timeout a manifest may give (a day): hosts convert units (Gemini counts
-/// milliseconds), so an absurd value must not overflow.
-pub const MAX_TIMEOUT_SECS: u64 = 86_400;
-
-/// One hook command of a manifest.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hook {
-    pub command: String,
-    /// Timeout in seconds, as the manifest (Claude schema) gives it.
-    pub timeout: Option<u64>,
-    /// Other keys of the entry, passed through unchanged.
-    pub extra: Map<String, Value>,
-}
-
-/// A matcher group of an event.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub matcher: Option<String>,
-    pub hooks: Vec<Hook>,
-}
-
-/// A parsed, validated manifest; events keep the manifest's order and its names (strings: a
-/// manifest may name Claude Code events fable has no [`Event`] for).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Manifest {
-    pub events: Vec<(String, Vec<Group>)>,
-    /// Per-host overrides from the source's `fable.toml`, keyed by host name.
-    pub host_overrides: BTreeMap<String, HostOverride>,
-}
-
-impl Manifest {
-    /// Parses manifest text; `path` is used in messages only.
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        let bad = |message: String| Error::InvalidManifest {
-            path: path.to_path_buf(),
-            message,
-        };
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| bad(format!("line {} column {}: {e}", e.line(), e.column())))?;
-        let hooks = value
-            .get("hooks")
-            .and_then(Value::as_object)
-            .ok_or_else(|| bad("expected an object with a \"hooks\" object".into()))?;
-        let mut events = Vec::new();
-        for (event, groups) in hooks {
-            // Claude Code has about thirty events and adds more: any PascalCase name is an
-            // event (wired to Claude by name, skipped and listed for hosts without a mapping).
-            if !is_event_name(event) {
-                let known: Vec<&str> = Event::CANONICAL
-                    .iter()
-                    .map(|e| e.canonical_name())
-                    .collect();
-                return Err(bad(format!(
-                    "{event:?} is not an event name (a PascalCase identifier such as {})",
-                    known.join(", ")
-                )));
-            }
-            let groups = groups
-                .as_array()
-                .ok_or_else(|| bad(format!("{event}: expected an array of groups")))?;
-            let mut out = Vec::new();
-            for (gi, g) in groups.iter().enumerate() {
-                let where_ = format!("{event}[{gi}]");
-                let matcher = match g.get("matcher") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(_) => return Err(bad(format!("{where_}.matcher: expected a string"))),
-                };
-                let entries = g
-                    .get("hooks")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| bad(format!("{where_}: expected a \"hooks\" array")))?;
-                let mut hooks = Vec::new();
-                for (hi, h) in entries.iter().enumerate() {
-                    let where_ = format!("{where_}.hooks[{hi}]");
-                    let obj = h
-                        .as_object()
-                        .ok_or_else(|| bad(format!("{where_}: expected an object")))?;
-                    match obj.get("type").and_then(Value::as_str) {
-                        Some("command") | None => {}
-                        Some(other) => {
-                            return Err(bad(format!(
-                                "{where_}: unsupported hook type {other:?} (only \"command\")"
-                            )))
-                        }
-                    }
-                    let command = obj
-                        .get("command")
-                        .and_then(Value::as_str)
-                        .filter(|c| !c.trim().is_empty())
-                        .ok_or_else(|| bad(format!("{where_}: missing \"command\"")))?
-                        .to_string();
-                    let timeout = match obj.get("timeout") {
-                        None | Some(Value::Null) => None,
-                        Some(t) => Some(
-                            t.as_u64()
-                                .filter(|t| (1..=MAX_TIMEOUT_SECS).contains(t))
-                                .ok_or_else(|| {
-                                    bad(format!(
-                                        "{where_}.timeout: expected a whole number of seconds from 1 to {MAX_TIMEOUT_SECS}"
-                                    ))
-                                })?,
-                        ),
-                    };
-                    let extra = obj
-                        .iter()
-                        .filter(|(k, _)| !matches!(k.as_str(), "type" | "command" | "timeout"))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    hooks.push(Hook {
-                        command,
-                        timeout,
-                        extra,
-                    });
-                }
-                out.push(Group { matcher, hooks });
-            }
-            events.push((event.clone(), out));
-        }
-        Ok(Manifest {
-            events,
-            host_overrides: BTreeMap::new(),
-        })
-    }
-
-    /// Attaches the per-host overrides of the source's `fable.toml`.
-    pub fn with_overrides(mut self, overrides: BTreeMap<String, HostOverride>) -> Self {
-        self.host_overrides = overrides;
-        self
-    }
-
-    /// Every source-relative path the manifest's commands reference through a placeholder.
-    pub fn referenced_paths(&self) -> BTreeSet<String> {
-        self.events
-            .iter()
-            .flat_map(|(_, gs)| gs.iter())
-            .flat_map(|g| g.hooks.iter())
-            .flat_map(|h| expand_command(&h.command, "/r", "claude").referenced)
-            .collect()
-    }
-
-    /// Validates the manifest against the source set: every referenced script exists and no
-    /// reference escapes the source.
-    pub fn validate(&self, path: &Path, source_set: &BTreeSet<&str>) -> Result<()> {
-        for rel in self.referenced_paths() {
-            check_relative(&rel).map_err(|message| Error::InvalidManifest {
-                path: path.to_path_buf(),
-                message,
-            })?;
-            let is_dir_prefix = source_set.iter().any(|p| p.starts_with(&format!("{rel}/")));
-            if !source_set.contains(rel.as_str()) && !is_dir_prefix {
-                return Err(Error::InvalidManifest {
-                    path: path.to_path_buf(),
-                    message: format!("a command references {rel:?}, which is not in the source set (missing, or excluded in fable.toml)"),
-                });
-            }
-        }
-        Ok(())
-    }
-}
+//! Shell-aware expansion of the `${CLAUDE_PLUGIN_ROOT}` / `${FABLE_ROOT}` /
+//! `${CLAUDE_PLUGIN_DATA}` / `${FABLE_HOST}` placeholders of a manifest command.
 
 /// A command with placeholders replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,12 +28,38 @@ enum Quote {
     Double,
 }
 
+/// The values placeholders expand to.
+#[derive(Debug, Clone, Copy)]
+pub struct Placeholders<'a> {
+    /// `${CLAUDE_PLUGIN_ROOT}` and `${FABLE_ROOT}`: the source's stable path.
+    pub root: &'a str,
+    /// `${CLAUDE_PLUGIN_DATA}`: the source's persistent data directory; `None` leaves the
+    /// placeholder as written (the bundled evaluator has none).
+    pub data: Option<&'a str>,
+    /// `${FABLE_HOST}`: the host's name.
+    pub host: &'a str,
+}
+
 /// Replaces root placeholders by `root` and `${FABLE_HOST}` by `host`, quoting correctly for
 /// the quoting context each occurs in (tracking single and double quotes, `$(...)`, subshells
 /// and backticks; inside double quotes a path that needs quoting closes them, inserts the
 /// single-quoted path and reopens them), and records the source-relative paths referenced
 /// after a root placeholder (the rest of that shell word, across quotes, up to `:`, `=`, `,`).
 pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
+    expand_with(
+        cmd,
+        &Placeholders {
+            root,
+            data: None,
+            host,
+        },
+    )
+}
+
+/// [`expand_command`] with every placeholder value, `${CLAUDE_PLUGIN_DATA}` included (quoted
+/// like the root; paths after it are not source paths, so they are not recorded).
+pub fn expand_with(cmd: &str, values: &Placeholders<'_>) -> Expanded {
+    let Placeholders { root, data, host } = *values;
     const ROOTS: &[&str] = &["CLAUDE_PLUGIN_ROOT", "FABLE_ROOT"];
     let mut out = String::with_capacity(cmd.len() + root.len());
     let mut referenced = Vec::new();
@@ -224,6 +78,8 @@ pub fn expand_command(cmd: &str, root: &str, host: &str) -> Expanded {
                     Some(root)
                 } else if name == "FABLE_HOST" {
                     Some(host)
+                } else if name == "CLAUDE_PLUGIN_DATA" {
+                    data
                 } else {
                     None
                 };
@@ -478,42 +334,5 @@ mod tests {
             "no empty \"\" before the path"
         );
         assert_eq!(sh(&e.command, &[]), "/h/a$b/bin/x|run|");
-    }
-
-    #[test]
-    fn manifest_validation_names_problems() {
-        let p = Path::new("/s/hooks/hooks.json");
-        let m = Manifest::parse(
-            r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.py\"","timeout":10}]}]}}"#,
-            p,
-        )
-        .unwrap();
-        let set: BTreeSet<&str> = ["hooks/hooks.json"].into_iter().collect();
-        let err = m.validate(p, &set).unwrap_err().to_string();
-        assert!(err.contains("hooks/guard.py"), "{err}");
-        let set: BTreeSet<&str> = ["hooks/hooks.json", "hooks/guard.py"].into_iter().collect();
-        m.validate(p, &set).unwrap();
-        let err = Manifest::parse(r#"{"hooks":{"pre-tool-use":[]}}"#, p)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("pre-tool-use"), "{err}");
-        // Events fable has no variant for are kept by name.
-        let m = Manifest::parse(
-            r#"{"hooks":{"TaskCreated":[{"hooks":[{"command":"true"}]}],"StopFailure":[]}}"#,
-            p,
-        )
-        .unwrap();
-        let names: Vec<&str> = m.events.iter().map(|(e, _)| e.as_str()).collect();
-        assert_eq!(names, ["TaskCreated", "StopFailure"]);
-        let m = Manifest::parse(
-            r#"{"hooks":{"Stop":[{"hooks":[{"command":"sh ${FABLE_ROOT}/../x"}]}]}}"#,
-            p,
-        )
-        .unwrap();
-        assert!(m
-            .validate(p, &set)
-            .unwrap_err()
-            .to_string()
-            .contains("escapes"));
     }
 }
