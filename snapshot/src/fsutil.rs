@@ -3,7 +3,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
@@ -68,19 +68,25 @@ pub fn temp_owner(file_name: &str) -> Option<i32> {
 /// is kept; a new file gets `new_mode`. Anything but a regular file at the end of the link
 /// chain (a FIFO, a device, a directory) is refused, never replaced.
 pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<()> {
-    write_atomic_if(path, data, new_mode, || true).map(|_| ())
+    write_atomic_if(path, data, new_mode, |_| true).map(|_| ())
 }
 
-/// [`write_atomic`], with `unchanged` asked right before the rename, after every slow step
-/// (write, fsync, verification of the temp file's bytes): when it answers false the temp file
-/// is removed and nothing is replaced (returns `Ok(false)`), so a caller can plan again on what
-/// the target holds now. The bytes are verified in the temp file itself, never by re-reading
-/// the path after the rename, which a concurrent writer may already have replaced.
+/// [`write_atomic`], fenced by `unchanged`, which answers whether the file at a path is still
+/// the version `data` was planned on. It is asked right before the rename, after every slow
+/// step (write, fsync, verification of the temp file's bytes); when it answers false the temp
+/// file is removed and nothing is replaced (returns `Ok(false)`), so the caller can plan again.
+///
+/// The replacement itself is an atomic exchange (`renameat2(RENAME_EXCHANGE)`), after which
+/// `unchanged` is asked again about the displaced file: a save that landed between the check
+/// and the exchange is exchanged back into place, so it is never lost (where the file system
+/// cannot exchange, a plain rename is used). A new file is created with `RENAME_NOREPLACE`.
+/// The bytes are verified in the temp file itself, never by re-reading the path afterwards,
+/// which a concurrent writer may already have replaced.
 pub fn write_atomic_if(
     path: &Path,
     data: &[u8],
     new_mode: u32,
-    unchanged: impl FnOnce() -> bool,
+    unchanged: impl Fn(&Path) -> bool,
 ) -> Result<bool> {
     let real = resolve_link_chain(path)?;
     let dir = real.parent().ok_or_else(|| Error::Corrupt {
@@ -97,7 +103,8 @@ pub fn write_atomic_if(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = temp_path(dir, &name);
-    let mut renamed = false;
+    // Whether `tmp` must still be removed when this returns.
+    let mut remove_tmp = true;
     let result = (|| {
         let mut f = OpenOptions::new()
             .read(true)
@@ -112,17 +119,107 @@ pub fn write_atomic_if(
             .at(&tmp)?;
         f.sync_all().at(&tmp)?;
         verify_bytes(&f, &tmp, data)?;
-        if !unchanged() {
+        if !unchanged(&real) {
             return Ok(false);
         }
-        fs::rename(&tmp, &real).at(&real)?;
-        renamed = true;
-        fsync_dir(dir).map(|()| true)
+        let ours = f.metadata().at(&tmp)?.ino();
+        let replaced = replace_fenced(&tmp, &real, ours, &unchanged, &mut remove_tmp)?;
+        if replaced {
+            fsync_dir(dir)?;
+        }
+        Ok(replaced)
     })();
-    if !renamed {
+    if remove_tmp {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Moves `tmp` (inode `ours`) over `real` unless `real` stopped being the planned version;
+/// clears `remove_tmp` when `tmp` must be kept (it holds a save that could not be put back).
+fn replace_fenced(
+    tmp: &Path,
+    real: &Path,
+    ours: u64,
+    unchanged: &impl Fn(&Path) -> bool,
+    remove_tmp: &mut bool,
+) -> Result<bool> {
+    match rename2(tmp, real, libc::RENAME_EXCHANGE) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) && !real.exists() => {
+            // A new file: create it only if nobody did meanwhile.
+            return match rename2(tmp, real, libc::RENAME_NOREPLACE) {
+                Ok(()) => {
+                    *remove_tmp = false;
+                    Ok(true)
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(false),
+                Err(e) if unsupported(&e) => plain_rename(tmp, real, remove_tmp),
+                Err(e) => Err(Error::io(real, e)),
+            };
+        }
+        Err(e) if unsupported(&e) => return plain_rename(tmp, real, remove_tmp),
+        Err(e) => return Err(Error::io(real, e)),
+    }
+    // `tmp` now holds the displaced file.
+    if unchanged(tmp) {
+        return Ok(true);
+    }
+    // A save landed between the check and the exchange: put it back.
+    if let Err(e) = rename2(tmp, real, libc::RENAME_EXCHANGE) {
+        *remove_tmp = false;
+        return Err(Error::Corrupt {
+            path: real.to_path_buf(),
+            message: format!(
+                "was saved while fable replaced it, and putting the save back failed ({e}); it is in {}",
+                tmp.display()
+            ),
+        });
+    }
+    // Remove what is at `tmp` only if it is ours (a third save would be there otherwise).
+    let back = fs::symlink_metadata(tmp).map(|md| md.ino()).ok();
+    *remove_tmp = back == Some(ours);
+    Ok(false)
+}
+
+fn plain_rename(tmp: &Path, real: &Path, remove_tmp: &mut bool) -> Result<bool> {
+    fs::rename(tmp, real).at(real)?;
+    *remove_tmp = false;
+    Ok(true)
+}
+
+/// The file system or kernel cannot do this `renameat2` flag.
+fn unsupported(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
+    )
+}
+
+/// `renameat2(from, to, flags)` with both paths relative to the current directory.
+fn rename2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both are valid NUL-terminated paths that outlive the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Reads the temp file back through its descriptor and compares it with `data`.
@@ -296,11 +393,28 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x");
         fs::write(&p, "old").unwrap();
-        assert!(!write_atomic_if(&p, b"new", 0o600, || false).unwrap());
+        assert!(!write_atomic_if(&p, b"new", 0o600, |_| false).unwrap());
         assert_eq!(fs::read_to_string(&p).unwrap(), "old");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
-        assert!(write_atomic_if(&p, b"new", 0o600, || true).unwrap());
+        assert!(write_atomic_if(&p, b"new", 0o600, |_| true).unwrap());
         assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+        // A save between the check and the exchange is put back, never lost.
+        let saved = std::cell::Cell::new(false);
+        let check = |at: &Path| {
+            if at == p && !saved.replace(true) {
+                fs::write(d.path().join("e"), "saved").unwrap();
+                fs::rename(d.path().join("e"), &p).unwrap();
+                return true;
+            }
+            fs::read_to_string(at).is_ok_and(|t| t == "new")
+        };
+        assert!(!write_atomic_if(&p, b"newer", 0o600, check).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "saved");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "no temp left");
+        // A new file is created only if nobody created it meanwhile.
+        let n = d.path().join("n");
+        assert!(write_atomic_if(&n, b"1", 0o600, |_| true).unwrap());
+        assert_eq!(fs::read_to_string(&n).unwrap(), "1");
     }
 
     #[test]

@@ -7,18 +7,19 @@ use std::path::Path;
 
 use crate::error::{Error, IoContext, Result};
 
-/// How often a write is planned again on a file that keeps changing under it.
-pub const ATTEMPTS: usize = 8;
+/// How often a write is planned again on a file that keeps changing under it (with
+/// [`back_off`] between attempts, about five seconds in all at most).
+pub const ATTEMPTS: usize = 40;
 
-/// What identifies one version of a file without reading it: device, inode, size, mtime and
-/// ctime (a rename over it changes the inode; an in-place write changes the times).
+/// What identifies one version of a file without reading it: device, inode, size and mtime (a
+/// rename over it changes the inode; an in-place write changes mtime). Not ctime, which the
+/// exchange into place changes; the content is compared as well.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
     mtime: (i64, i64),
-    ctime: (i64, i64),
 }
 
 impl Stamp {
@@ -28,7 +29,6 @@ impl Stamp {
             ino: md.ino(),
             size: md.size(),
             mtime: (md.mtime(), md.mtime_nsec()),
-            ctime: (md.ctime(), md.ctime_nsec()),
         }
     }
 }
@@ -67,7 +67,8 @@ pub fn read_stamped(path: &Path) -> Result<(Option<String>, Option<Stamp>)> {
     Ok((Some(text), Some(stamp)))
 }
 
-/// True when `path` still holds the version read as `stamp`/`content` (both `None`: it still
+/// True when the file at `path` (the settings file, or the file an exchange just displaced)
+/// holds the version read as `stamp`/`content` (both `None`: it still
 /// does not exist). Any doubt (an error) answers false, so the caller plans again.
 pub fn unchanged(path: &Path, stamp: Option<&Stamp>, content: Option<&str>) -> bool {
     let md = match std::fs::metadata(path) {
@@ -79,6 +80,18 @@ pub fn unchanged(path: &Path, stamp: Option<&Stamp>, content: Option<&str>) -> b
         return false;
     }
     matches!(read_stamped(path), Ok((now, Some(_))) if now.as_deref() == content)
+}
+
+/// Waits a varying time before attempt `attempt + 1`, growing from 5-25 ms to at most 250 ms,
+/// so that a retry can fall into a pause of the other writer rather than in step with it.
+pub fn back_off(attempt: usize) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let span = (20 + 10 * attempt as u64).min(245);
+    let ms = 5 + u64::from(nanos ^ std::process::id()) % span;
+    std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
 /// The error of a file that changed under every attempt to write it.

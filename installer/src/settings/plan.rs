@@ -157,7 +157,7 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
         return Ok(());
     }
     let path = &plan.profile.path;
-    for _ in 0..fence::ATTEMPTS {
+    for attempt in 0..fence::ATTEMPTS {
         let (now, stamp) = fence::read_stamped(path)?;
         let (before, after) = if now == plan.before {
             (plan.before.clone(), plan.after.clone())
@@ -182,13 +182,14 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
         }
         crate::testpoint::pause("before-rename");
         let written =
-            fable_snapshot::fsutil::write_atomic_if(path, after.as_bytes(), 0o600, || {
-                fence::unchanged(path, stamp.as_ref(), before.as_deref())
+            fable_snapshot::fsutil::write_atomic_if(path, after.as_bytes(), 0o600, |at| {
+                fence::unchanged(at, stamp.as_ref(), before.as_deref())
             })?;
         if written {
             crate::testpoint::pause("after-rename");
             return Ok(());
         }
+        fence::back_off(attempt);
     }
     Err(fence::kept_changing(path))
 }
