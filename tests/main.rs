@@ -7,6 +7,7 @@ mod codex_trust;
 mod doctor;
 mod evaluator;
 mod git_hooks;
+mod hardening;
 mod hosts;
 mod install;
 mod nudge;

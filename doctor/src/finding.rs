@@ -146,6 +146,8 @@ pub enum Action {
     },
     /// Delete generations that are neither current nor previous, and abandoned temp dirs.
     Gc,
+    /// Remove a temp file of fable's whose writer was killed (checked stale again first).
+    RemoveTemp(PathBuf),
 }
 
 /// The result of a doctor run (`--json`).

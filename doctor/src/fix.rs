@@ -65,6 +65,7 @@ pub fn apply(
     run.converge_git_and_orphans();
     run.clear_journals(&converged);
     run.gc();
+    run.remove_temps();
     run.failures
 }
 
@@ -78,6 +79,34 @@ struct Repairs<'a> {
 }
 
 impl Repairs<'_> {
+    /// Removes fable's stale temp files; each is checked again first (name, age, writer gone).
+    fn remove_temps(&mut self) {
+        for a in &self.actions {
+            let Action::RemoveTemp(path) = a else {
+                continue;
+            };
+            let pid = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(fable_snapshot::fsutil::temp_owner);
+            let Some(pid) = pid else { continue };
+            if !crate::checks::is_stale(path, pid) {
+                continue;
+            }
+            match std::fs::remove_file(path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    let err = FixError::Io {
+                        path: path.clone(),
+                        cause: e,
+                    };
+                    fail(&mut self.failures, path.display().to_string(), err);
+                }
+            }
+        }
+    }
+
     fn chmod_dirs(&mut self) {
         for a in &self.actions {
             if let Action::Chmod(dir) = a {

@@ -85,6 +85,47 @@ impl FableHome {
         format!("{}/", self.store().sources_dir().display())
     }
 
+    /// Refuses a fable home that hook commands cannot safely run from: a path that is not UTF-8
+    /// (commands embed it, settings files are UTF-8 text), or a FABLE_HOME or `sources/` that
+    /// another user owns or can write (they could replace the hooks every agent session runs;
+    /// the doctor reports the same as an error).
+    pub fn refuse_unsafe(&self) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        if self.root.to_str().is_none() {
+            return Err(Error::Invalid {
+                path: self.root.clone(),
+                message: "is not UTF-8: hook commands embed this path; set FABLE_HOME (or HOME) to a UTF-8 path".into(),
+            });
+        }
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        for dir in [self.root.clone(), self.store().sources_dir()] {
+            let Ok(md) = std::fs::symlink_metadata(&dir) else {
+                continue;
+            };
+            let fix = format!(
+                "chmod 700 {}",
+                fable_snapshot::manifest::shell_quote(&dir.to_string_lossy())
+            );
+            let message = if md.uid() != me {
+                format!(
+                    "owned by uid {}, not by you (uid {me}): its owner could change the hooks every agent session runs; fix: chown -R $(id -u) {} && {fix}",
+                    md.uid(),
+                    fable_snapshot::manifest::shell_quote(&dir.to_string_lossy())
+                )
+            } else if md.mode() & 0o022 != 0 {
+                format!(
+                    "mode {:04o} lets other users write here and replace the hooks every agent session runs; fix: {fix}",
+                    md.mode() & 0o7777
+                )
+            } else {
+                continue;
+            };
+            return Err(Error::Invalid { path: dir, message });
+        }
+        Ok(())
+    }
+
     /// Creates the fable home (0700) if missing.
     pub fn ensure(&self) -> Result<()> {
         create_dir_all_mode(&self.root, 0o700).map_err(Error::from)

@@ -88,6 +88,12 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
         ),
         SourceSpec::Checkout(p) => {
             let real = p.canonicalize().at(p)?;
+            if real.to_str().is_none() {
+                return Err(Error::Invalid {
+                    path: real,
+                    message: "is not UTF-8: fable records the source path in JSON (UTF-8 text); move or rename the checkout to a UTF-8 path".into(),
+                });
+            }
             if !real.is_dir() {
                 return Err(Error::Invalid {
                     path: real,
@@ -169,9 +175,14 @@ pub struct Synced {
     pub notes: Vec<String>,
 }
 
-/// Writes the generation (if needed), switches `current`, and records the source.
+/// Writes the generation (if needed), records the source, then switches `current`.
 /// With `rewrite`, the current generation is rewritten even when its name matches (it was
 /// found damaged).
+///
+/// The record is written before `current` switches: a failure (or a kill) in between leaves
+/// the old hooks running under a record that names the new version, which `status` reports as
+/// `stale` and the next install completes; the other order would run the new hooks under a
+/// record naming the old version, reported as `current`.
 pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
     let store = home.store();
     let switching = rewrite || p.needs_sync(home);
@@ -180,7 +191,6 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
     }
     if switching {
         store.write_generation(&p.key, &p.files, &p.tree_hash)?;
-        store.switch_current(&p.key, &p.tree_hash)?;
     }
     if p.key != DEFAULT_KEY {
         // `CLAUDE_PLUGIN_DATA`: the plugin's persistent data, kept across syncs.
@@ -209,6 +219,10 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
             stat_cache: p.stat_cache.clone(),
         };
         store.write_record(&record)?;
+    }
+    if switching {
+        crate::testpoint::pause("before-switch");
+        store.switch_current(&p.key, &p.tree_hash)?;
     }
     Ok(Synced {
         key: p.key.clone(),

@@ -3,7 +3,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
@@ -36,16 +36,65 @@ pub fn resolve_link_chain(path: &Path) -> Result<PathBuf> {
     })
 }
 
+/// The mark in the name of every temp file fable writes: `.<name>.fable-tmp-<pid>-<n>`, so the
+/// doctor can find its own leftovers (and only those) after a kill.
+pub const TEMP_MARK: &str = ".fable-tmp-";
+
+/// The temp path fable writes beside `dir/name` before renaming it into place.
+pub fn temp_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!(
+        ".{name}{TEMP_MARK}{}-{}",
+        std::process::id(),
+        unique()
+    ))
+}
+
+/// The pid of the writer of a fable temp file named `file_name`; `None` when the name is not
+/// one of fable's temp names.
+pub fn temp_owner(file_name: &str) -> Option<i32> {
+    if !file_name.starts_with('.') {
+        return None;
+    }
+    let (_, tail) = file_name.rsplit_once(TEMP_MARK)?;
+    let (pid, n) = tail.split_once('-')?;
+    if pid.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
 /// Writes `data` to `path` atomically: resolves symlinks to the real file, writes a temp file
 /// beside it, fsyncs, renames over the target and fsyncs the directory. An existing file's mode
-/// is kept; a new file gets `new_mode`.
+/// is kept; a new file gets `new_mode`. Anything but a regular file at the end of the link
+/// chain (a FIFO, a device, a directory) is refused, never replaced.
 pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<()> {
+    write_atomic_if(path, data, new_mode, |_| true).map(|_| ())
+}
+
+/// [`write_atomic`], fenced by `unchanged`, which answers whether the file at a path is still
+/// the version `data` was planned on. It is asked right before the rename, after every slow
+/// step (write, fsync, verification of the temp file's bytes); when it answers false the temp
+/// file is removed and nothing is replaced (returns `Ok(false)`), so the caller can plan again.
+///
+/// The replacement itself is an atomic exchange (`renameat2(RENAME_EXCHANGE)`), after which
+/// `unchanged` is asked again about the displaced file: a save that landed between the check
+/// and the exchange is exchanged back into place, so it is never lost (where the file system
+/// cannot exchange, a plain rename is used). A new file is created with `RENAME_NOREPLACE`.
+/// The bytes are verified in the temp file itself, never by re-reading the path afterwards,
+/// which a concurrent writer may already have replaced.
+pub fn write_atomic_if(
+    path: &Path,
+    data: &[u8],
+    new_mode: u32,
+    unchanged: impl Fn(&Path) -> bool,
+) -> Result<bool> {
     let real = resolve_link_chain(path)?;
     let dir = real.parent().ok_or_else(|| Error::Corrupt {
         path: real.clone(),
         message: "has no parent directory".into(),
     })?;
     let mode = match fs::metadata(&real) {
+        Ok(md) if !md.is_file() => return Err(not_regular(path, &real)),
         Ok(md) => md.permissions().mode() & 0o7777,
         Err(_) => new_mode,
     };
@@ -53,13 +102,12 @@ pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.fable-tmp-{}-{}",
-        std::process::id(),
-        unique()
-    ));
+    let tmp = temp_path(dir, &name);
+    // Whether `tmp` must still be removed when this returns.
+    let mut remove_tmp = true;
     let result = (|| {
         let mut f = OpenOptions::new()
+            .read(true)
             .write(true)
             .create_new(true)
             .mode(mode)
@@ -70,13 +118,177 @@ pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<()> {
         f.set_permissions(fs::Permissions::from_mode(mode))
             .at(&tmp)?;
         f.sync_all().at(&tmp)?;
-        fs::rename(&tmp, &real).at(&real)?;
-        fsync_dir(dir)
+        verify_bytes(&f, &tmp, data)?;
+        if !unchanged(&real) {
+            return Ok(false);
+        }
+        let ours = f.metadata().at(&tmp)?.ino();
+        let replaced = replace_fenced(&tmp, &real, ours, &unchanged, &mut remove_tmp)?;
+        if replaced {
+            fsync_dir(dir)?;
+        }
+        Ok(replaced)
     })();
-    if result.is_err() {
+    if remove_tmp {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Moves `tmp` (inode `ours`) over `real` unless `real` stopped being the planned version;
+/// clears `remove_tmp` when `tmp` must be kept (it holds a save that could not be put back).
+fn replace_fenced(
+    tmp: &Path,
+    real: &Path,
+    ours: u64,
+    unchanged: &impl Fn(&Path) -> bool,
+    remove_tmp: &mut bool,
+) -> Result<bool> {
+    match rename2(tmp, real, libc::RENAME_EXCHANGE) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) && !real.exists() => {
+            // A new file: create it only if nobody did meanwhile.
+            return match rename2(tmp, real, libc::RENAME_NOREPLACE) {
+                Ok(()) => {
+                    *remove_tmp = false;
+                    Ok(true)
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(false),
+                Err(e) if unsupported(&e) => plain_rename(tmp, real, remove_tmp),
+                Err(e) => Err(Error::io(real, e)),
+            };
+        }
+        Err(e) if unsupported(&e) => return plain_rename(tmp, real, remove_tmp),
+        Err(e) => return Err(Error::io(real, e)),
+    }
+    // `tmp` now holds the displaced file.
+    if unchanged(tmp) {
+        return Ok(true);
+    }
+    // A save landed between the check and the exchange: put it back.
+    if let Err(e) = rename2(tmp, real, libc::RENAME_EXCHANGE) {
+        *remove_tmp = false;
+        return Err(Error::Corrupt {
+            path: real.to_path_buf(),
+            message: format!(
+                "was saved while fable replaced it, and putting the save back failed ({e}); it is in {}",
+                tmp.display()
+            ),
+        });
+    }
+    // Remove what is at `tmp` only if it is ours (a third save would be there otherwise).
+    let back = fs::symlink_metadata(tmp).map(|md| md.ino()).ok();
+    *remove_tmp = back == Some(ours);
+    Ok(false)
+}
+
+fn plain_rename(tmp: &Path, real: &Path, remove_tmp: &mut bool) -> Result<bool> {
+    fs::rename(tmp, real).at(real)?;
+    *remove_tmp = false;
+    Ok(true)
+}
+
+/// The file system or kernel cannot do this `renameat2` flag.
+fn unsupported(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
+    )
+}
+
+/// `renameat2(from, to, flags)` with both paths relative to the current directory.
+fn rename2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both are valid NUL-terminated paths that outlive the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            flags,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Reads the temp file back through its descriptor and compares it with `data`.
+fn verify_bytes(f: &File, tmp: &Path, data: &[u8]) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata().at(tmp)?.len();
+    let mut back = vec![0u8; data.len()];
+    f.read_exact_at(&mut back, 0).at(tmp)?;
+    if len != data.len() as u64 || back != data {
+        return Err(Error::Corrupt {
+            path: tmp.to_path_buf(),
+            message: "the temp file does not read back as written; nothing was replaced".into(),
+        });
+    }
+    Ok(())
+}
+
+fn not_regular(path: &Path, real: &Path) -> Error {
+    let message = if path == real {
+        "is not a regular file (a FIFO, device or directory); fable reads and writes only regular files".to_string()
+    } else {
+        format!(
+            "links to {}, which is not a regular file (a FIFO, device or directory); fable reads and writes only regular files",
+            real.display()
+        )
+    };
+    Error::Corrupt {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// Checks that the file `path` (through its links) could be written now: a temp file with
+/// `data` is created beside the real file (in its nearest existing ancestor when its directory
+/// does not exist yet) and removed again. A read-only or immutable directory, a full disk or a
+/// non-regular target fail here, before anything is written.
+pub fn probe_writable(path: &Path, data: &[u8]) -> Result<()> {
+    let real = resolve_link_chain(path)?;
+    if let Ok(md) = fs::metadata(&real) {
+        if !md.is_file() {
+            return Err(not_regular(path, &real));
+        }
+    }
+    let mut dir = real.parent().unwrap_or(Path::new("/"));
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) => dir = p,
+            None => break,
+        }
+    }
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = temp_path(dir, &format!("{name}.probe"));
+    let result = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(data));
+    let _ = fs::remove_file(&tmp);
+    result.map_err(|e| Error::Corrupt {
+        path: dir.to_path_buf(),
+        message: format!(
+            "cannot write here ({e}), so {} cannot be changed; fix the directory (permissions, `chattr -i`, free space) or leave this profile out with --host/--profile",
+            path.display()
+        ),
+    })
 }
 
 /// Points `link` at `target` atomically (new symlink beside it, then rename over it).
@@ -86,11 +298,7 @@ pub fn switch_symlink(link: &Path, target: &Path) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.fable-tmp-{}-{}",
-        std::process::id(),
-        unique()
-    ));
+    let tmp = temp_path(dir, &name);
     std::os::unix::fs::symlink(target, &tmp).at(&tmp)?;
     if let Err(e) = fs::rename(&tmp, link) {
         let _ = fs::remove_file(&tmp);
@@ -178,6 +386,62 @@ mod tests {
         let f = d.path().join("f");
         fs::write(&f, "x").unwrap();
         assert!(open_regular(&f).is_ok());
+    }
+
+    #[test]
+    fn a_changed_target_is_not_replaced_and_no_temp_is_left() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x");
+        fs::write(&p, "old").unwrap();
+        assert!(!write_atomic_if(&p, b"new", 0o600, |_| false).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "old");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+        assert!(write_atomic_if(&p, b"new", 0o600, |_| true).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+        // A save between the check and the exchange is put back, never lost.
+        let saved = std::cell::Cell::new(false);
+        let check = |at: &Path| {
+            if at == p && !saved.replace(true) {
+                fs::write(d.path().join("e"), "saved").unwrap();
+                fs::rename(d.path().join("e"), &p).unwrap();
+                return true;
+            }
+            fs::read_to_string(at).is_ok_and(|t| t == "new")
+        };
+        assert!(!write_atomic_if(&p, b"newer", 0o600, check).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "saved");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1, "no temp left");
+        // A new file is created only if nobody created it meanwhile.
+        let n = d.path().join("n");
+        assert!(write_atomic_if(&n, b"1", 0o600, |_| true).unwrap());
+        assert_eq!(fs::read_to_string(&n).unwrap(), "1");
+    }
+
+    #[test]
+    fn a_link_to_a_fifo_is_refused_and_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let link = d.path().join("settings.json");
+        symlink(&fifo, &link).unwrap();
+        let err = write_atomic(&link, b"{}", 0o600).unwrap_err().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(probe_writable(&link, b"{}").is_err());
+        let md = fs::symlink_metadata(&fifo).unwrap();
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&md.file_type()));
+    }
+
+    #[test]
+    fn temp_names_are_recognised() {
+        let d = Path::new("/d");
+        let t = temp_path(d, "settings.json");
+        let name = t.file_name().unwrap().to_str().unwrap();
+        assert_eq!(temp_owner(name), Some(std::process::id() as i32));
+        assert_eq!(temp_owner("settings.json"), None);
+        assert_eq!(temp_owner(".settings.json.tmp"), None);
+        assert_eq!(temp_owner(".a.fable-tmp-12-x"), None);
     }
 
     #[test]

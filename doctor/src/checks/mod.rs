@@ -5,8 +5,8 @@
 //! One file per check group: `home.rs` (FABLE_HOME itself), `sources.rs` (each installed
 //! source), `profiles.rs` (each settings file), `codex.rs` (Codex hook trust and switches),
 //! `gemini.rs` (Gemini's folder trust and hook switches), `entries.rs` (each wired entry),
-//! `timeouts.rs` (an entry's timeout), `journals.rs` (interrupted installs) and `git.rs` (managed git
-//! targets). This file runs the steps of one source and of one profile in the order the report
+//! `timeouts.rs` (an entry's timeout), `journals.rs` (interrupted installs), `temps.rs` (stale
+//! temp files of fable's) and `git.rs` (managed git targets). This file runs the steps of one source and of one profile in the order the report
 //! lists them; `crate::run` runs the groups themselves.
 
 mod codex;
@@ -17,6 +17,7 @@ mod home;
 mod journals;
 mod profiles;
 mod sources;
+mod temps;
 mod timeouts;
 
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ pub use home::check_home;
 pub use journals::check_journals;
 pub use profiles::{parse_profile, wired_entries, ParsedProfile, WiredEntry};
 pub use sources::{install_command, resync_spec, SourceInfo};
+pub use temps::{check_temps, is_stale};
 
 /// Every installed source: record, checkout, `current`, generation integrity, state (with
 /// each profile's wiring), git targets and leftover generations.

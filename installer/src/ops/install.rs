@@ -159,6 +159,7 @@ impl Plan {
 }
 
 fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
+    home.refuse_unsafe()?;
     let prepared = sync::prepare(home, &opts.spec)?;
     let all = profiles::discover(home)?;
     let known: Vec<String> = all
@@ -205,7 +206,9 @@ fn plan_profiles(
     let mut skipped = Vec::new();
     let mut first_error = None;
     for p in selected {
-        match plan_profile(home, p, &prepared.key, Some(&prepared.manifest), checkouts) {
+        let planned = plan_profile(home, p, &prepared.key, Some(&prepared.manifest), checkouts)
+            .and_then(|plan| probe_target(&plan).map(|()| plan));
+        match planned {
             Ok(plan) => plans.push(plan),
             Err(e) => {
                 skipped.push(SkippedProfile::new(p, &e));
@@ -217,6 +220,17 @@ fn plan_profiles(
         Some(e) if plans.is_empty() => Err(e),
         _ => Ok((plans, skipped)),
     }
+}
+
+/// A profile that is to change must be writable now (its directory accepts a temp file of the
+/// new content), so an unwritable one is skipped before the first write, not found after
+/// others were rewritten.
+fn probe_target(plan: &ProfilePlan) -> Result<()> {
+    if !plan.changed() {
+        return Ok(());
+    }
+    fable_snapshot::fsutil::probe_writable(&plan.profile.path, plan.after.as_bytes())
+        .map_err(Error::from)
 }
 
 /// Runs an install (or only plans it, with `dry_run`), then, when asked to, the Codex trust

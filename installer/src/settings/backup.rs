@@ -26,11 +26,12 @@ pub fn save(
 ) -> Result<PathBuf> {
     let d = dir(home, profile_id);
     create_dir_all_mode(&d, 0o700)?;
-    write_atomic(
-        &d.join("path"),
-        settings.to_string_lossy().as_bytes(),
-        0o600,
-    )?;
+    let recorded = settings.to_string_lossy();
+    // Rewritten only when it differs: a write that is retried (the file changed under it)
+    // should not pay for two more fsyncs each time.
+    if std::fs::read(d.join("path")).ok().as_deref() != Some(recorded.as_bytes()) {
+        write_atomic(&d.join("path"), recorded.as_bytes(), 0o600)?;
+    }
     let has_original = d.join(ORIGINAL).exists() || d.join(ORIGINAL_ABSENT).exists();
     if !has_original {
         match before {

@@ -2,11 +2,13 @@
 //! entries a source wants for a host, [`plan`] reads the file and plans the change (a JSON
 //! Patch, checked by applying it), [`patch`] edits the text in place through a concrete syntax
 //! tree and verifies the result, [`syntax`] is the JSON dialect each host reads, and [`backup`] keeps the original and recent copies; the write
-//! itself is `fable_snapshot::fsutil::write_atomic`.
+//! itself is `fable_snapshot::fsutil::write_atomic_if`, fenced by [`fence`] (the file is
+//! unchanged right before the rename).
 
 pub mod backup;
 mod command;
 pub mod desired;
+pub mod fence;
 pub mod owned;
 mod owned_shape;
 pub mod patch;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use fable_snapshot::manifest::Manifest;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
@@ -76,18 +76,11 @@ pub struct ProfileReport {
     pub shifted: Vec<String>,
 }
 
-/// Reads a hook file (following symlinks); `None` when it does not exist.
+/// Reads a hook file (following symlinks); `None` when it does not exist. Anything but a
+/// regular file at the end of the link chain (a FIFO, a device, a directory) is refused
+/// without opening it (and the open is non-blocking, should it be swapped in meanwhile).
 pub fn read_settings(path: &Path) -> Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| Error::Invalid {
-                path: path.to_path_buf(),
-                message: "not UTF-8 text".into(),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).at(path),
-    }
+    crate::settings::fence::read_stamped(path).map(|(text, _)| text)
 }
 
 /// Parses `host`'s hook file as the host's own loader does (comments in Gemini's JSONC
@@ -179,61 +172,57 @@ fn edit(
     Ok((after, applied.patch, shifted, record))
 }
 
-/// Writes a planned change: backup, atomic symlink-safe write, read-back verification.
-/// If the file changed since it was planned (the user's editor, the agent saving settings),
-/// the change is planned again on its current content, so nothing written meanwhile is lost,
-/// and the backup holds the bytes actually replaced.
+/// Writes a planned change: backup, then an atomic symlink-safe write whose bytes are verified
+/// in the temp file. If the file changed since it was planned (the user's editor, the agent
+/// saving settings), the change is planned again on its current content, so nothing written
+/// meanwhile is lost, and the backup holds the bytes actually replaced. The last check that the
+/// file is unchanged (inode, size, mtime, content) comes after every slow step, right before
+/// the rename; a file that keeps changing is given up after a few attempts.
 pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
+    use crate::settings::fence;
     let id = plan.profile.id();
     let stored = &plan.own.record.stored;
     if !plan.changed() {
         return owned::save_if_changed(home, &id, stored, &plan.record);
     }
     let path = &plan.profile.path;
-    let now = read_settings(path)?;
-    let (before, after, record) = if now == plan.before {
-        (plan.before.clone(), plan.after.clone(), plan.record.clone())
-    } else {
-        let (after, patch, _, record) = edit(
-            path,
-            plan.profile.host,
-            now.as_deref(),
-            &plan.desired,
-            &plan.own,
-        )?;
-        if patch.is_empty() {
-            return owned::save_if_changed(home, &id, stored, &record);
+    for attempt in 0..fence::ATTEMPTS {
+        let (now, stamp) = fence::read_stamped(path)?;
+        let (before, after, record) = if now == plan.before {
+            (plan.before.clone(), plan.after.clone(), plan.record.clone())
+        } else {
+            let (after, patch, _, record) = edit(
+                path,
+                plan.profile.host,
+                now.as_deref(),
+                &plan.desired,
+                &plan.own,
+            )?;
+            if patch.is_empty() {
+                return owned::save_if_changed(home, &id, stored, &record);
+            }
+            (now, after, record)
+        };
+        // Both the old and the new content resolve while the file is replaced.
+        owned::save_if_changed(home, &id, stored, &owned::union(stored, &record))?;
+        crate::settings::backup::save(home, &id, path, before.as_deref())?;
+        if let Some(parent) = path.parent() {
+            if !parent.exists() {
+                fable_snapshot::fsutil::create_dir_all_mode(parent, 0o755)?;
+            }
         }
-        (now, after, record)
-    };
-    // Both the old and the new content resolve while the file is replaced.
-    owned::save_if_changed(home, &id, stored, &owned::union(stored, &record))?;
-    let plan = &ProfilePlan {
-        before,
-        after,
-        ..plan.clone()
-    };
-    let backup = crate::settings::backup::save(
-        home,
-        &plan.profile.id(),
-        &plan.profile.path,
-        plan.before.as_deref(),
-    )?;
-    if let Some(parent) = plan.profile.path.parent() {
-        if !parent.exists() {
-            fable_snapshot::fsutil::create_dir_all_mode(parent, 0o755)?;
+        crate::testpoint::pause("before-rename");
+        let written =
+            fable_snapshot::fsutil::write_atomic_if(path, after.as_bytes(), 0o600, |at| {
+                fence::unchanged(at, stamp.as_ref(), before.as_deref())
+            })?;
+        if written {
+            crate::testpoint::pause("after-rename");
+            return owned::save(home, &id, &record);
         }
+        fence::back_off(attempt);
     }
-    fable_snapshot::fsutil::write_atomic(&plan.profile.path, plan.after.as_bytes(), 0o600)?;
-    let back = read_settings(&plan.profile.path)?;
-    if back.as_deref() != Some(plan.after.as_str()) {
-        return Err(Error::Verify {
-            path: plan.profile.path.clone(),
-            message: "content differs from what was written".into(),
-            backup,
-        });
-    }
-    owned::save(home, &id, &record)
+    Err(fence::kept_changing(path))
 }
 
 /// A settings file without its owner's write bit was made read-only on purpose: fable does not

@@ -72,7 +72,7 @@ pub fn expand_with(cmd: &str, values: &Placeholders<'_>) -> Expanded {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        if c == '$' && state != Quote::Single {
+        if c == '$' {
             if let Some((name, len)) = placeholder_at(&chars[i..]) {
                 let value = if ROOTS.contains(&name.as_str()) {
                     Some(root)
@@ -85,9 +85,10 @@ pub fn expand_with(cmd: &str, values: &Placeholders<'_>) -> Expanded {
                 };
                 if let Some(value) = value {
                     let quoted = shell_quote(value);
+                    let mut ins = String::new();
                     match state {
                         Quote::Double if !value.contains(['"', '\\', '$', '`']) => {
-                            out.push_str(value);
+                            ins.push_str(value);
                         }
                         Quote::Double => {
                             // Close the double quotes (or drop them when they opened just
@@ -95,13 +96,28 @@ pub fn expand_with(cmd: &str, values: &Placeholders<'_>) -> Expanded {
                             if out.len() == double_opened_at {
                                 out.pop();
                             } else {
-                                out.push('"');
+                                ins.push('"');
                             }
-                            out.push_str(&quoted);
-                            out.push('"');
+                            ins.push_str(&quoted);
+                            ins.push('"');
                         }
-                        _ => out.push_str(&quoted),
+                        // Hosts expand the placeholder textually, single quotes or not: close
+                        // them, insert the quoted path, reopen them.
+                        Quote::Single if !value.contains('\'') => ins.push_str(value),
+                        Quote::Single => {
+                            ins.push('\'');
+                            ins.push_str(&quoted);
+                            ins.push('\'');
+                        }
+                        Quote::None => ins.push_str(&quoted),
                     }
+                    // Inside backticks the shell first removes one level of backslashes
+                    // before `\`, `` ` `` and `$`: escape those once per enclosing backtick.
+                    let ticks = stack.iter().filter(|(_, tick)| *tick).count();
+                    for _ in 0..ticks {
+                        ins = escape_for_backticks(&ins);
+                    }
+                    out.push_str(&ins);
                     i += len;
                     if ROOTS.contains(&name.as_str()) {
                         let mut rel = String::new();
@@ -198,6 +214,18 @@ pub fn expand_with(cmd: &str, values: &Placeholders<'_>) -> Expanded {
         command: out,
         referenced,
     }
+}
+
+/// Escapes `\`, `` ` `` and `$` with a backslash, as the shell expects them inside `` `...` ``.
+fn escape_for_backticks(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | '`' | '$') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Recognises `${NAME}` or `$NAME` at the start of `s`; returns the name and length.
@@ -321,12 +349,8 @@ mod tests {
 
     #[test]
     fn other_variables_and_host_survive() {
-        let e = expand_command(
-            "\"$HOME/x\" --host ${FABLE_HOST} '${FABLE_ROOT}'",
-            "/r",
-            "gemini",
-        );
-        assert_eq!(e.command, "\"$HOME/x\" --host gemini '${FABLE_ROOT}'");
+        let e = expand_command("\"$HOME/x\" --host ${FABLE_HOST} '$OTHER'", "/r", "gemini");
+        assert_eq!(e.command, "\"$HOME/x\" --host gemini '$OTHER'");
         assert!(e.referenced.is_empty());
         let e = expand_command("\"${FABLE_ROOT}/bin/x\" run", "/h/a$b", "claude");
         assert_eq!(
@@ -334,5 +358,18 @@ mod tests {
             "no empty \"\" before the path"
         );
         assert_eq!(sh(&e.command, &[]), "/h/a$b/bin/x|run|");
+    }
+
+    #[test]
+    fn single_quotes_and_backticks_around_a_hostile_root() {
+        for root in ["/h/a`b", "/h/it's x", "/h/$(touch M)`x`", "/h/back\\slash"] {
+            let e = expand_command("'${FABLE_ROOT}/a'", root, "claude");
+            assert_eq!(sh(&e.command, &[]), format!("{root}/a|"), "{}", e.command);
+            assert_eq!(e.referenced, vec!["a".to_string()]);
+            let e = expand_command("\"`echo \"${FABLE_ROOT}/a\"`\"", root, "claude");
+            assert_eq!(sh(&e.command, &[]), format!("{root}/a|"), "{}", e.command);
+            let e = expand_command("\"`echo '${FABLE_ROOT}/a'`\"", root, "claude");
+            assert_eq!(sh(&e.command, &[]), format!("{root}/a|"), "{}", e.command);
+        }
     }
 }

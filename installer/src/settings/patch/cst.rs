@@ -41,11 +41,12 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
             }
             Edit::RemoveGroup { event, group } => {
                 let arr = event_array(&obj, event)?;
-                arr.elements()
-                    .get(*group)
-                    .cloned()
-                    .ok_or("group index out of range")?
-                    .remove();
+                remove_element(
+                    arr.elements()
+                        .get(*group)
+                        .cloned()
+                        .ok_or("group index out of range")?,
+                );
             }
             Edit::ReplaceGroup {
                 event,
@@ -74,11 +75,45 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                 group,
                 entry,
             } => {
-                entry_node(&obj, event, *group, *entry, layout)?.remove();
+                remove_element(entry_node(&obj, event, *group, *entry, layout)?);
             }
         }
     }
     Ok(root.to_string())
+}
+
+/// Removes an array element; when the array starts inline (`[` and its first element on one
+/// line), the line break the removed element leaves before `]` goes too, so that an element
+/// appended to `[{...}]` on lines of its own and removed again gives back `[{...}]`.
+fn remove_element(node: CstNode) {
+    let parent = node.parent();
+    node.remove();
+    let Some(jsonc_parser::cst::CstContainerNode::Array(arr)) = parent else {
+        return;
+    };
+    if arr.elements().is_empty() {
+        return;
+    }
+    let kids = arr.children();
+    let starts_inline = kids
+        .iter()
+        .skip_while(|k| k.token_char() != Some('['))
+        .skip(1)
+        .take_while(|k| k.is_whitespace() || k.is_newline())
+        .all(|k| !k.is_newline());
+    let tail: Vec<CstNode> = kids
+        .iter()
+        .rev()
+        .skip_while(|k| k.token_char() != Some(']'))
+        .skip(1)
+        .take_while(|k| k.is_whitespace() || k.is_newline())
+        .cloned()
+        .collect();
+    if starts_inline && tail.iter().any(CstNode::is_newline) {
+        for k in tail {
+            k.remove();
+        }
+    }
 }
 
 fn element(arr: &CstArray, index: usize) -> Result<CstNode, String> {

@@ -347,3 +347,15 @@ fn removals_that_shift_foreign_entries_are_reported() {
     .unwrap();
     assert!(shifted_foreign(&doc, Layout::Grouped, &none, &own()).is_empty());
 }
+
+#[test]
+fn install_then_uninstall_of_an_inline_event_leaves_no_residue() {
+    for before in [
+        "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]\n  }\n}\n",
+        "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}],\n    \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"m2\"}]}]\n  }\n}\n",
+    ] {
+        let (installed, _) = converge(before, &desired());
+        let (removed, _) = converge(&installed, &Desired::default());
+        assert_eq!(removed, before, "installed:\n{installed}");
+    }
+}

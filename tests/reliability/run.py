@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Crash, concurrency and hostile-input experiments against the `fable` binary (docs/reliability.md).
+
+    python3 tests/reliability/run.py            # fast subset (CI): 30 kills, 4 processes, ~4 s
+    python3 tests/reliability/run.py --full     # 300 kills, 16 processes, 500+ edits
+    python3 tests/reliability/run.py --only crash|concurrency|hostile
+
+FABLE_BIN names the binary (default target/debug/fable). Exit 0 when every invariant held; each
+violation is printed. Everything runs in a temp directory; nothing outside it is touched.
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("FABLE_BIN") or os.path.join(ROOT, "target", "debug", "fable")
+TEMP_MARK = ".fable-tmp-"
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, flush=True)
+
+
+class Sandbox:
+    """A temp HOME and FABLE_HOME; `run` executes fable there."""
+
+    def __init__(self, home_name="home"):
+        self.tmp = tempfile.mkdtemp(prefix="fable-rel-")
+        self.home = os.path.join(self.tmp, home_name)
+        self.fable_home = os.path.join(self.home, ".fable")
+        os.makedirs(self.home)
+
+    def env(self):
+        return {
+            "PATH": "/usr/bin:/bin",
+            "HOME": self.home,
+            "FABLE_HOME": self.fable_home,
+            "LANG": "C",
+            "NO_COLOR": "1",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.path.join(self.tmp, "gitconfig"),
+        }
+
+    def popen(self, *args):
+        return subprocess.Popen([BIN, *args], env=self.env(), cwd=self.home,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    def run(self, *args, timeout=60):
+        p = subprocess.run([BIN, *args], env=self.env(), cwd=self.home, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+    def close(self):
+        subprocess.run(["chmod", "-R", "u+w", self.tmp], capture_output=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def write(path, text, mode=None):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    if mode is not None:
+        os.chmod(path, mode)
+
+
+def make_source(path, version, files=300):
+    """A plugin source of `files` files; `version` changes the manifest and ten files."""
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.py\" pre", "timeout": 10}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.py\" stop", "timeout": 5}]}],
+    }
+    if version == "B":
+        hooks["PostToolUse"] = [{"matcher": "Edit", "hooks": [{"type": "command", "command": "python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.py\" post", "timeout": 7}]}]
+        del hooks["Stop"]
+    expected = {"hooks/hooks.json": json.dumps({"hooks": hooks}, indent=2) + "\n",
+                "hooks/guard.py": "import sys\nsys.exit(0)\n"}
+    for i in range(files - 2):
+        body = f"# helper {i}\n" + (f"# version {version}\n" if i < 10 else "")
+        expected[f"hooks/lib/mod_{i}.py"] = body
+    for rel, text in expected.items():
+        p = os.path.join(path, rel)
+        try:
+            with open(p) as f:
+                if f.read() == text:
+                    continue
+        except OSError:
+            pass
+        write(p, text)
+    return expected
+
+
+def settings_files(sb):
+    return {
+        "claude": os.path.join(sb.home, ".claude", "settings.json"),
+        "codex": os.path.join(sb.home, ".codex", "hooks.json"),
+        "gemini": os.path.join(sb.home, ".gemini", "settings.json"),
+        "cursor": os.path.join(sb.home, ".cursor", "hooks.json"),
+    }
+
+
+def seed_profiles(sb):
+    """Four hosts; Claude's file a symlink (0640 target) with odd formatting and foreign hooks."""
+    target = os.path.join(sb.home, "dotfiles", "claude.json")
+    write(target, '{\n\t"model": "sonnet",   "n": 1e3,\n\t"hooks": {\n\t\t"Stop": [{"hooks": [{"type": "command", "command": "echo foreign-stop"}]}]\n\t}\n}\n', 0o640)
+    os.makedirs(os.path.join(sb.home, ".claude"))
+    os.symlink(target, settings_files(sb)["claude"])
+    write(settings_files(sb)["codex"], '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo foreign-codex"}]}]}}')
+    write(settings_files(sb)["gemini"], '{\n  "theme": "x",\n  "hooks": {\n    "BeforeTool": [\n      {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "echo foreign-gemini"}]}\n    ]\n  }\n}\n')
+    write(settings_files(sb)["cursor"], '{"version": 1, "hooks": {"stop": [{"command": "echo foreign-cursor"}]}}\n')
+    return target
+
+
+def snapshot(sb):
+    out = {}
+    for host, p in settings_files(sb).items():
+        with open(p, "rb") as f:
+            out[host] = f.read()
+    return out
+
+
+def temps_beside_settings(sb):
+    found = []
+    for p in settings_files(sb).values():
+        for d in {os.path.dirname(p), os.path.dirname(os.path.realpath(p))}:
+            found += [os.path.join(d, n) for n in os.listdir(d) if TEMP_MARK in n]
+    return found
+
+
+def age_fable_temps(sb):
+    """Makes fable's temp files look two minutes old (the doctor spares younger ones)."""
+    dirs = set()
+    for p in settings_files(sb).values():
+        dirs |= {os.path.dirname(p), os.path.dirname(os.path.realpath(p))}
+    for base, _, names in os.walk(sb.fable_home):
+        if "/gen/" not in base + "/":
+            dirs.add(base)
+    past = time.time() - 120
+    for d in dirs:
+        for n in os.listdir(d) if os.path.isdir(d) else []:
+            if TEMP_MARK in n:
+                try:
+                    os.utime(os.path.join(d, n), (past, past), follow_symlinks=False)
+                except OSError:
+                    pass
+
+
+def check_current(sb, versions):
+    """`current` is a complete generation of one version; returns that version."""
+    srcs = os.path.join(sb.fable_home, "sources")
+    keys = [k for k in os.listdir(srcs) if k != "default" and os.path.isdir(os.path.join(srcs, k))]
+    cur = os.path.join(srcs, keys[0], "current")
+    if not os.path.islink(cur):
+        fail(f"{cur} is not a symlink")
+        return None
+    gen = os.path.realpath(cur)
+    got = {}
+    for base, _, names in os.walk(gen):
+        for n in names:
+            p = os.path.join(base, n)
+            with open(p) as f:
+                got[os.path.relpath(p, gen)] = f.read()
+    for name, exp in versions.items():
+        if got == exp:
+            return name
+    fail(f"current -> {gen} is not a complete generation ({len(got)} files)")
+    return None
+
+
+def crash(kills, seed):
+    rng = random.Random(seed)
+    sb = Sandbox()
+    try:
+        src = os.path.join(sb.tmp, "plugin")
+        target = seed_profiles(sb)
+        versions = {"A": make_source(src, "A"), "B": make_source(src, "B")}
+        original = snapshot(sb)
+        allowed = {h: {b} for h, b in original.items()}
+        state_of = {}
+        durations = []
+        for v in ["A", "B", "A", "B"]:
+            make_source(src, v)
+            t = time.time()
+            code, _, err = sb.run("install", src)
+            durations.append(time.time() - t)
+            if code != 0:
+                fail(f"clean install {v} exited {code}: {err}")
+                return
+            snap = snapshot(sb)
+            state_of.setdefault(v, snap)
+            for h, b in snap.items():
+                allowed[h].add(b)
+        for h, s in allowed.items():
+            if len(s) != 3:
+                print(f"note: {h} has {len(s)} distinct valid states (expected 3)")
+        # Kill within the time an alternating install takes (the first one also hashes cold).
+        window = sorted(durations[1:])[1] * 1.1
+        killed_mid = 0
+        for i in range(1, kills + 1):
+            v = "A" if i % 2 else "B"
+            make_source(src, v)
+            p = sb.popen("install", src)
+            time.sleep(rng.uniform(0, window))
+            # Adapt the window so that most kills land while the install runs.
+            if p.poll() is None:
+                killed_mid += 1
+                window *= 1.05
+            else:
+                window *= 0.8
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            for h, path in settings_files(sb).items():
+                with open(path, "rb") as f:
+                    b = f.read()
+                try:
+                    json.loads(b)
+                except ValueError:
+                    fail(f"kill {i}: {path} does not parse")
+                if b not in allowed[h]:
+                    fail(f"kill {i}: {path} is none of original/A/B")
+            link = settings_files(sb)["claude"]
+            if not os.path.islink(link) or stat.S_IMODE(os.stat(target).st_mode) != 0o640:
+                fail(f"kill {i}: {link} lost its link or mode")
+            check_current(sb, versions)
+            if i % 10 == 0 or i == kills:
+                age_fable_temps(sb)
+                code, out, err = sb.run("doctor", "--no-probe", "--fix")
+                left = temps_beside_settings(sb)
+                if left:
+                    fail(f"kill {i}: temp files left after doctor --fix: {left}")
+                cur = check_current(sb, versions)
+                if cur != v:
+                    fail(f"kill {i}: after doctor --fix current is {cur}, source is {v}")
+                if snapshot(sb) != state_of[v]:
+                    fail(f"kill {i}: after doctor --fix the profiles are not the {v} state")
+                code, out, _ = sb.run("status", src, "--json")
+                state = json.loads(out)["sources"][0]["state"] if code == 0 else f"exit {code}"
+                if state != "current":
+                    fail(f"kill {i}: status after doctor --fix is {state}")
+                journals = os.listdir(os.path.join(sb.fable_home, "journal"))
+                if journals:
+                    fail(f"kill {i}: journals left after doctor --fix: {journals}")
+        print(f"crash: {kills} kills ({killed_mid} while the install ran, final window {window*1000:.0f} ms), "
+              f"checked after each; doctor --fix every 10th")
+    finally:
+        sb.close()
+
+
+def small_source(path, n):
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": f"python3 \"${{CLAUDE_PLUGIN_ROOT}}/hooks/s{n}.py\"", "timeout": 10}]}]}
+    write(os.path.join(path, "hooks", "hooks.json"), json.dumps({"hooks": hooks}))
+    write(os.path.join(path, "hooks", f"s{n}.py"), "import sys\nsys.exit(0)\n")
+
+
+def concurrency(procs, seconds, edits):
+    sb = Sandbox()
+    try:
+        srcs = []
+        for n in range(4):
+            d = os.path.join(sb.tmp, f"src{n}")
+            small_source(d, n)
+            srcs.append(d)
+        settings = settings_files(sb)["claude"]
+        write(settings, '{\n  "model": "opus"\n}\n')
+        added = []
+        exits = {}
+        bad = []
+        doctor_errors = []
+        gave_up = []
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def editor():
+            n = 0
+            while not stop.is_set() and n < edits:
+                with open(settings) as f:
+                    text = f.read()
+                try:
+                    v = json.loads(text)
+                except ValueError:
+                    bad.append(text)
+                    continue
+                groups = v.setdefault("hooks", {}).setdefault("UserPromptSubmit", [])
+                groups.append({"hooks": [{"type": "command", "command": f"echo user-{n}"}]})
+                tmp = settings + ".editor-tmp"
+                with open(tmp, "w") as f:
+                    f.write(json.dumps(v, indent=2))
+                os.rename(tmp, settings)
+                added.append(f"echo user-{n}")
+                n += 1
+                time.sleep(seconds / max(edits, 1) * 0.5)
+
+        def worker(seed):
+            rng = random.Random(seed)
+            while not stop.is_set():
+                op = rng.choice(["install", "install", "uninstall", "status", "doctor"])
+                args = {"install": ["install", rng.choice(srcs)],
+                        "uninstall": ["uninstall", rng.choice(srcs)],
+                        "status": ["status"],
+                        "doctor": ["doctor", "--no-probe"]}[op]
+                code, out, err = sb.run(*args, timeout=120)
+                with lock:
+                    if op == "doctor" and code != 0:
+                        errors = [l.strip() for l in out.splitlines() if "[error]" in l]
+                        doctor_errors.extend(errors[:3])
+                    exits.setdefault(op, {}).setdefault(code, 0)
+                    exits[op][code] += 1
+                    if code == 1 and "times in a row; nothing of fable's was written" in err:
+                        gave_up.append(op)  # the documented give-up on a file that never rests
+                    elif code != 0 and op != "doctor":
+                        bad.append(f"{' '.join(args)} exited {code}: {err.strip()[:300]}")
+
+        ed = threading.Thread(target=editor)
+        ws = [threading.Thread(target=worker, args=(s,)) for s in range(procs)]
+        ed.start()
+        for w in ws:
+            w.start()
+        time.sleep(seconds)
+        ed.join(timeout=seconds * 4)
+        stop.set()
+        for w in ws:
+            w.join()
+        ed.join()
+        with open(settings) as f:
+            final = json.load(f)
+        cmds = [h["command"] for gs in final.get("hooks", {}).values() for g in gs for h in g["hooks"]]
+        lost = [c for c in added if c not in cmds]
+        owned = [c for c in cmds if "/.fable/sources/" in c]
+        dups = sorted({c for c in owned if owned.count(c) > 1})
+        if lost:
+            fail(f"concurrency: {len(lost)} of {len(added)} user entries lost")
+        if dups:
+            fail(f"concurrency: duplicated owned entries: {dups}")
+        for b in bad:
+            fail(f"concurrency: {b}")
+        for p in settings_files(sb).values():
+            if os.path.exists(p):
+                with open(p) as f:
+                    json.load(f)
+        ops = sum(sum(c.values()) for c in exits.values())
+        kinds = sorted({e.split("]")[1].split(":")[0].strip()[:60] for e in doctor_errors if "]" in e})
+        if kinds:
+            print(f"concurrency: doctor (read-only, racing the writers) reported: {kinds[:6]}")
+        print(f"concurrency: {procs} processes, {ops} operations {exits}, {len(added)} user edits, "
+              f"{len(lost)} lost, {len(dups)} duplicated, {len(gave_up)} gave up (file never quiet)")
+    finally:
+        sb.close()
+
+
+HOSTILE_NAMES = ["sp ace", "quo'te", 'dq"uote', "$(touch MARKER)", "back`touch MARKER`tick", "new\nline", "semi;colon&"]
+
+
+def hostile():
+    cases = 0
+    for name in HOSTILE_NAMES:
+        for where in ["home", "source"]:
+            sb = Sandbox(home_name=name if where == "home" else "home")
+            try:
+                src = os.path.join(sb.tmp, name if where == "source" else "plugin")
+                hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                    {"type": "command", "command": "python3 \"${CLAUDE_PLUGIN_ROOT}/hooks/r.py\" dq"},
+                    {"type": "command", "command": "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/r.py bare"},
+                    {"type": "command", "command": "python3 '${CLAUDE_PLUGIN_ROOT}/hooks/r.py' sq"},
+                    {"type": "command", "command": "python3 \"`echo \"${CLAUDE_PLUGIN_ROOT}/hooks/r.py\"`\" bt"},
+                ]}]}
+                write(os.path.join(src, "hooks", "hooks.json"), json.dumps({"hooks": hooks}))
+                ran = os.path.join(sb.tmp, "ran")
+                write(os.path.join(src, "hooks", "r.py"), f"import sys\nopen({ran!r}, 'a').write(sys.argv[1] + '\\n')\n")
+                code, _, err = sb.run("install", src)
+                cases += 1
+                if code != 0:
+                    fail(f"hostile {where} {name!r}: install exited {code}: {err}")
+                    continue
+                with open(os.path.join(sb.home, ".claude", "settings.json")) as f:
+                    v = json.load(f)
+                for g in v["hooks"]["PreToolUse"]:
+                    for h in g["hooks"]:
+                        p = subprocess.run(["sh", "-c", h["command"]], input=b"{}", cwd=sb.tmp,
+                                           capture_output=True, env={"PATH": "/usr/bin:/bin", "HOME": sb.home})
+                        if p.returncode != 0:
+                            fail(f"hostile {where} {name!r}: {h['command']!r} exited {p.returncode}: {p.stderr[:200]!r}")
+                try:
+                    with open(ran) as f:
+                        got = sorted(f.read().split())
+                except OSError:
+                    got = []
+                if got != ["bare", "bt", "dq", "sq"]:
+                    fail(f"hostile {where} {name!r}: hooks that ran: {got}")
+                for base, dirs, names in os.walk(sb.tmp):
+                    if "MARKER" in names:
+                        fail(f"hostile {where} {name!r}: MARKER created in {base}")
+            finally:
+                sb.close()
+    # Special files and a read-only file as settings: refused, naming the file, promptly.
+    for kind in ["fifo", "fifo-link", "directory", "read-only"]:
+        sb = Sandbox()
+        try:
+            src = os.path.join(sb.tmp, "plugin")
+            small_source(src, 0)
+            path = os.path.join(sb.home, ".claude", "settings.json")
+            os.makedirs(os.path.dirname(path))
+            if kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "fifo-link":
+                os.mkfifo(os.path.join(sb.tmp, "pipe"))
+                os.symlink(os.path.join(sb.tmp, "pipe"), path)
+            elif kind == "directory":
+                os.mkdir(path)
+            else:
+                write(path, "{}\n", 0o444)
+            # A read-only file is fine to read: only the install (which would change it) refuses.
+            runs = [("install", src)] + ([] if kind == "read-only" else [("doctor", "--no-probe")])
+            for args in runs:
+                cases += 1
+                try:
+                    code, out, err = sb.run(*args, timeout=20)
+                except subprocess.TimeoutExpired:
+                    fail(f"hostile {kind}: {args[0]} hangs")
+                    continue
+                if code == 0 or path not in out + err:
+                    fail(f"hostile {kind}: {args[0]} exited {code} without naming {path}: {err or out}")
+            if kind == "read-only":
+                with open(path) as f:
+                    if f.read() != "{}\n":
+                        fail("hostile read-only: the file was changed")
+        finally:
+            sb.close()
+    print(f"hostile: {cases} cases ({len(HOSTILE_NAMES)} names x HOME/source, 4 quoting forms each, "
+          f"4 special settings files x install (and doctor, but for the read-only one))")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--only", choices=["crash", "concurrency", "hostile"])
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    if not os.path.exists(BIN):
+        print(f"no fable binary at {BIN} (build it, or set FABLE_BIN)")
+        return 2
+    t = time.time()
+    if a.only in (None, "crash"):
+        crash(300 if a.full else 30, a.seed)
+    if a.only in (None, "concurrency"):
+        if a.full:
+            concurrency(16, 30, 600)
+        else:
+            concurrency(4, 4, 60)
+    if a.only in (None, "hostile"):
+        hostile()
+    print(f"{len(failures)} failure(s) in {time.time() - t:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
