@@ -47,6 +47,10 @@ enum Command {
     Rollback(cmd::rollback::RollbackArgs),
     /// Delete generations that are neither current nor previous.
     Gc(cmd::gc::GcArgs),
+    /// Converge this machine on the inventory (fleet.toml): sources, profiles, git targets.
+    Apply(cmd::apply::ApplyArgs),
+    /// Fetch the inventory's git sources, pin them in fleet.lock, then apply.
+    Sync(cmd::sync::SyncArgs),
     /// List, add or remove agent profiles.
     #[command(subcommand)]
     Profile(cmd::profile::ProfileCommand),
@@ -97,7 +101,8 @@ pub fn main() -> i32 {
     };
     if !matches!(
         cli.command,
-        Command::Doctor(_) | Command::Update(_) | Command::Hook { .. }
+        // `sync` talks to git's upload-pack over pipes: a closed pipe is an error, not a kill.
+        Command::Doctor(_) | Command::Update(_) | Command::Sync(_) | Command::Hook { .. }
     ) {
         restore_sigpipe();
     }
@@ -110,6 +115,8 @@ pub fn main() -> i32 {
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
         Command::Profile(a) => a.run(),
+        Command::Apply(a) => a.run(),
+        Command::Sync(a) => a.run(),
         Command::Hook { args } => Ok(fable_payload::hook_main(args)),
         Command::Init(a) => a.run(),
         Command::Evidence(a) => a.run(),

@@ -6,6 +6,7 @@ mod util;
 mod codex_trust;
 mod doctor;
 mod evaluator;
+mod fleet;
 mod git_hooks;
 mod hardening;
 mod hosts;

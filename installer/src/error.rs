@@ -26,6 +26,14 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// The inventory (`fleet.toml`) or its lock is refused: where, what, and the fix.
+    #[error("{path}:{line}: {message}; {fix}")]
+    Inventory {
+        path: PathBuf,
+        line: usize,
+        message: String,
+        fix: String,
+    },
     #[error("{path}: another fable process holds the install lock; waited {waited_ms} ms")]
     LockTimeout { path: PathBuf, waited_ms: u128 },
     #[error("{path}: written file does not read back as planned ({message}); the previous version is in {backup}")]
@@ -38,6 +46,8 @@ pub enum Error {
     Usage(String),
     #[error(transparent)]
     Git(#[from] crate::git::GitError),
+    #[error(transparent)]
+    Fleet(#[from] crate::fleet::FleetError),
     #[error(transparent)]
     CodexTrust(#[from] crate::codex_trust::TrustError),
 }

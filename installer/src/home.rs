@@ -12,6 +12,8 @@ use crate::error::{Error, Result};
 pub struct FableHome {
     root: PathBuf,
     user_home: PathBuf,
+    /// The inventory, when not `$FABLE_HOME/fleet.toml` (`$FABLE_INVENTORY`, `-f FILE`).
+    inventory: Option<PathBuf>,
 }
 
 impl FableHome {
@@ -25,7 +27,10 @@ impl FableHome {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .unwrap_or_else(|| user_home.join(".fable"));
-        Ok(Self::new(root, user_home))
+        let inventory = std::env::var_os("FABLE_INVENTORY")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Ok(Self::new(root, user_home).with_inventory(inventory))
     }
 
     /// A fable home at `root` for a user whose home is `user_home`. A relative root is made
@@ -41,7 +46,26 @@ impl FableHome {
         FableHome {
             root: normalise(&root),
             user_home,
+            inventory: None,
         }
+    }
+
+    /// The same home reading another inventory (`None`: `$FABLE_HOME/fleet.toml`); a relative
+    /// path is made absolute against the current directory.
+    pub fn with_inventory(mut self, inventory: Option<PathBuf>) -> Self {
+        self.inventory = inventory.map(|p| {
+            let p = std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p);
+            normalise(&p)
+        });
+        self
+    }
+
+    /// The inventory `fable apply` converges on: `$FABLE_INVENTORY`, `-f FILE`, else
+    /// `$FABLE_HOME/fleet.toml`.
+    pub fn inventory_path(&self) -> PathBuf {
+        self.inventory
+            .clone()
+            .unwrap_or_else(|| self.root.join("fleet.toml"))
     }
 
     pub fn root(&self) -> &Path {

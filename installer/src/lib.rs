@@ -11,6 +11,7 @@ pub use home::FableHome;
 pub mod codex_trust;
 pub mod config;
 pub mod default_source;
+pub mod fleet;
 pub mod git;
 pub mod journal;
 pub mod ops;

@@ -1,11 +1,11 @@
 //! Profiles: (host, settings file) pairs that an install converges. Found by default from the
-//! environment and HOME, plus those registered in config.toml.
+//! environment and HOME, plus those registered in the inventory (`fleet.toml`) or, from before
+//! it, in config.toml.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::config::Config;
 use crate::error::Result;
 use crate::home::FableHome;
 use fable_hosts::Host;
@@ -64,7 +64,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// Every enabled profile: Claude Code always; another host when its directory exists; plus
 /// every registered profile (deduplicated by real directory).
 pub fn discover(home: &FableHome) -> Result<Vec<Profile>> {
-    let config = Config::load(&home.config_path())?;
+    let registered = crate::fleet::registered_profiles(home)?;
     let mut out: Vec<Profile> = Vec::new();
     for &host in Host::ALL {
         let dir = default_dir(host, home.user_home());
@@ -72,7 +72,7 @@ pub fn discover(home: &FableHome) -> Result<Vec<Profile>> {
             out.push(Profile::new(host, dir, Origin::Default));
         }
     }
-    for r in config.profiles()? {
+    for r in registered {
         if !out
             .iter()
             .any(|p| p.host == r.host && same_dir(&p.dir, &r.dir))

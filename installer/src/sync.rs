@@ -24,6 +24,9 @@ pub enum SourceSpec {
     Default,
     /// A checkout directory holding `hooks/hooks.json`.
     Checkout(PathBuf),
+    /// A checkout installed under an explicit key (an inventory source's `name`, the same on
+    /// every machine) instead of the key derived from its real path.
+    Named { key: String, path: PathBuf },
 }
 
 impl SourceSpec {
@@ -33,6 +36,29 @@ impl SourceSpec {
             None => SourceSpec::Default,
             Some(p) if p.as_os_str() == "default" && !p.exists() => SourceSpec::Default,
             Some(p) => SourceSpec::Checkout(p.to_path_buf()),
+        }
+    }
+
+    /// The spec that re-syncs an installed source from its record: the default, the
+    /// checkout (when `key` is the one its path derives), or the checkout under its explicit
+    /// key (an inventory source).
+    pub fn recorded(key: &str, source: Option<&Path>) -> Option<Self> {
+        match source {
+            None if key == DEFAULT_KEY => Some(SourceSpec::Default),
+            None => None,
+            Some(p) if source_key(p) == key => Some(SourceSpec::Checkout(p.to_path_buf())),
+            Some(p) => Some(SourceSpec::Named {
+                key: key.to_string(),
+                path: p.to_path_buf(),
+            }),
+        }
+    }
+
+    /// The checkout directory, when the spec names one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            SourceSpec::Default => None,
+            SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => Some(p),
         }
     }
 }
@@ -86,7 +112,7 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
             default_source::files()?,
             SourceConfig::default(),
         ),
-        SourceSpec::Checkout(p) => {
+        SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => {
             let real = p.canonicalize().at(p)?;
             if real.to_str().is_none() {
                 return Err(Error::Invalid {
@@ -113,7 +139,21 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            (source_key(&real), Some(real), files, config)
+            let key = match spec {
+                SourceSpec::Named { key, .. } => {
+                    if !fable_snapshot::store::is_valid_key(key) || key == DEFAULT_KEY {
+                        return Err(Error::Invalid {
+                            path: real,
+                            message: format!(
+                                "{key:?} cannot name a source (a plain name other than `default`)"
+                            ),
+                        });
+                    }
+                    key.clone()
+                }
+                _ => source_key(&real),
+            };
+            (key, Some(real), files, config)
         }
     };
     let manifest_file = files.iter().find(|f| f.rel == MANIFEST_PATH);

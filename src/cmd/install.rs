@@ -71,7 +71,7 @@ impl Run for InstallArgs {
         };
         let what = match &opts.spec {
             SourceSpec::Default => "the bundled evaluator".to_string(),
-            SourceSpec::Checkout(p) => p.display().to_string(),
+            SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => p.display().to_string(),
         };
         let report = match install(&home, &opts) {
             Ok(report) => report,
@@ -82,6 +82,18 @@ impl Run for InstallArgs {
             }
             Err(e) => return Err(e).with_context(|| format!("cannot install {what}")),
         };
+        if !opts.dry_run {
+            // A source installed by hand is listed in the inventory too (`fable apply`).
+            for s in &report.sources {
+                fable_installer::ops::apply::record_source(
+                    &home,
+                    &s.key,
+                    s.source.as_deref(),
+                    opts.lock_wait,
+                )
+                .context("installed, but cannot record the source in the inventory")?;
+            }
+        }
         let trust_failed = report
             .codex_trust
             .as_ref()

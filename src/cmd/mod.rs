@@ -1,6 +1,7 @@
 //! One module per subcommand; each defines its clap arguments and implements [`crate::cli::Run`].
 
 pub mod agent;
+pub mod apply;
 pub mod completions;
 pub mod doctor;
 pub mod gc;
@@ -11,5 +12,6 @@ pub mod profile;
 pub mod render;
 pub mod rollback;
 pub mod status;
+pub mod sync;
 pub mod uninstall;
 pub mod update;

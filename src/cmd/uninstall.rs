@@ -50,6 +50,11 @@ impl Run for UninstallArgs {
             lock_wait: fable_installer::lock::DEFAULT_WAIT,
         };
         let report = uninstall(&home, &opts).context("cannot uninstall")?;
+        if !opts.dry_run && !report.notes.iter().any(|n| n.starts_with("git: ")) {
+            // Otherwise `fable apply` would install it again.
+            fable_installer::ops::apply::forget_source(&home, &report.key, opts.lock_wait)
+                .context("uninstalled, but cannot remove the source from the inventory")?;
+        }
         if self.json {
             render::print_json(&report)?;
             return Ok(0);

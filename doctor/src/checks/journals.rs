@@ -43,10 +43,8 @@ fn interrupted(path: PathBuf, intent: Option<Intent>) -> Finding {
             i.operation
         )),
         Some(i) => {
-            let spec = match &i.source {
-                Some(p) => SourceSpec::Checkout(p.clone()),
-                None => SourceSpec::Default,
-            };
+            let spec = SourceSpec::recorded(&i.source_key, i.source.as_deref())
+                .unwrap_or(SourceSpec::Default);
             Finding::new(
                 "journal.interrupted",
                 Severity::Error,

@@ -31,7 +31,7 @@ pub fn resync_spec(key: &str, record: &SourceRecord) -> Option<SourceSpec> {
     match &record.source {
         None if key == DEFAULT_KEY => Some(SourceSpec::Default),
         None => None,
-        Some(p) if p.join(MANIFEST_PATH).is_file() => Some(SourceSpec::Checkout(p.clone())),
+        Some(p) if p.join(MANIFEST_PATH).is_file() => SourceSpec::recorded(key, Some(p)),
         Some(_) => None,
     }
 }
@@ -41,6 +41,7 @@ pub fn install_command(spec: &SourceSpec) -> String {
     match spec {
         SourceSpec::Default => "fable install".into(),
         SourceSpec::Checkout(p) => format!("fable install {}", quoted(p)),
+        SourceSpec::Named { .. } => "fable apply".into(),
     }
 }
 

@@ -237,8 +237,7 @@ fn probe_target(plan: &ProfilePlan) -> Result<()> {
 /// step ([`super::codex_trust`]) as a step of its own, after the profiles are written. Without
 /// `codex` on PATH a trusting install is refused before anything is written.
 pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
-    let trust = !opts.dry_run
-        && (opts.trust_codex || crate::config::Config::load(&home.config_path())?.trust_codex()?);
+    let trust = !opts.dry_run && (opts.trust_codex || crate::fleet::trust_codex(home)?);
     let codex_selected = trust
         && profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs)
             .iter()

@@ -1,5 +1,6 @@
 //! `fable profile list | add | remove`: the profiles fable converges, and registering more of
-//! them in `$FABLE_HOME/config.toml` (edited in place, comments kept, under the install lock).
+//! them in the inventory, `$FABLE_HOME/fleet.toml` (edited in place, comments kept, under the
+//! install lock; config.toml's profiles from before the inventory still count).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,28 +46,43 @@ pub fn list(home: &FableHome) -> Result<Vec<ProfileListing>> {
         .collect())
 }
 
-/// Registers a profile; `false` when it was registered already.
+/// Registers a profile in the inventory (`fleet.toml`, comments kept); `false` when it was
+/// registered already (there or, from before the inventory, in config.toml).
 pub fn add(home: &FableHome, profile: &RegisteredProfile, lock_wait: Duration) -> Result<bool> {
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
-    let mut cfg = Config::load(&home.config_path())?;
-    let added = cfg.add_profile(profile)?;
+    if Config::load(&home.config_path())?
+        .profiles()?
+        .contains(profile)
+    {
+        return Ok(false);
+    }
+    let mut inv = crate::fleet::load(home)?;
+    let added = inv.add_profile(profile)?;
     if added {
-        cfg.save()?;
+        inv.save()?;
     }
     Ok(added)
 }
 
-/// Unregisters a profile; `false` when it was not registered.
+/// Unregisters a profile from the inventory and from config.toml; `false` when it was in
+/// neither.
 pub fn remove(home: &FableHome, profile: &RegisteredProfile, lock_wait: Duration) -> Result<bool> {
-    if !home.config_path().exists() {
+    if !home.config_path().exists() && !home.inventory_path().exists() {
         return Ok(false);
     }
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
-    let mut cfg = Config::load(&home.config_path())?;
-    let removed = cfg.remove_profile(profile)?;
+    let mut inv = crate::fleet::load(home)?;
+    let mut removed = inv.remove_profile(profile)?;
     if removed {
-        cfg.save()?;
+        inv.save()?;
+    }
+    if home.config_path().exists() {
+        let mut cfg = Config::load(&home.config_path())?;
+        if cfg.remove_profile(profile)? {
+            cfg.save()?;
+            removed = true;
+        }
     }
     Ok(removed)
 }

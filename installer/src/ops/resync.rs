@@ -159,7 +159,10 @@ fn resync_one(home: &FableHome, s: &SourceStatus, opts: &ResyncOptions) -> Sourc
                 ),
             )
         }
-        Some(p) => SourceSpec::Checkout(p.clone()),
+        Some(p) => match SourceSpec::recorded(&s.key, Some(p)) {
+            Some(spec) => spec,
+            None => return entry.with(Action::Failed, "the source's record names no checkout"),
+        },
         None => return entry.with(Action::Failed, "the source's record names no checkout"),
     };
     let new_binary = opts.new_binary_pending && spec == SourceSpec::Default;

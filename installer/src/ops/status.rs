@@ -215,7 +215,7 @@ pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceS
     let mut targets: Vec<(String, Option<PathBuf>)> = Vec::new();
     match spec {
         Some(SourceSpec::Default) => targets.push((DEFAULT_KEY.to_string(), None)),
-        Some(spec @ SourceSpec::Checkout(_)) => {
+        Some(spec @ (SourceSpec::Checkout(_) | SourceSpec::Named { .. })) => {
             // A checkout path, or an installed key (also when its checkout is gone).
             targets.push(crate::ops::uninstall::resolve_key(home, spec)?);
         }

@@ -42,6 +42,10 @@ pub struct UninstallReport {
 pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Option<PathBuf>)> {
     match spec {
         SourceSpec::Default => Ok((DEFAULT_KEY.to_string(), None)),
+        SourceSpec::Named { key, path } => Ok((
+            key.clone(),
+            Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
+        )),
         SourceSpec::Checkout(p) => {
             if let Ok(real) = p.canonicalize() {
                 return Ok((fable_snapshot::source_key(&real), Some(real)));

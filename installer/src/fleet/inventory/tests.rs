@@ -1,0 +1,151 @@
+use super::*;
+
+fn parse(text: &str) -> Result<Inventory> {
+    Inventory::parse(Path::new("/etc/fleet.toml"), text, Path::new("/home/u"))
+}
+
+fn refused(text: &str) -> (usize, String) {
+    match parse(text) {
+        Err(Error::Inventory {
+            line, message, fix, ..
+        }) => (line, format!("{message}; {fix}")),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+const FULL: &str = r#"# my machines
+schema = 1
+
+[defaults]
+hosts = ["claude", "codex"]
+prune = false
+
+[hosts.codex]
+enabled = false
+
+[[source]]
+name = "default"
+builtin = true
+
+[[source]]
+name = "team-hooks"  # shared
+git = "file:///srv/hooks.git"
+ref = "main"
+subdir = "plugin"
+
+[[source]]
+name = "local"
+path = "~/src/hooks"
+
+[[profile]]
+host = "claude"
+dir = "~/.claude-work"
+
+[[git]]
+repo = "projects/app"
+source = "team-hooks"
+hooks_path = true
+"#;
+
+#[test]
+fn a_full_inventory_reads() {
+    let inv = parse(FULL).unwrap();
+    assert_eq!(inv.hosts, Some(vec![Host::Claude, Host::Codex]));
+    assert!(!inv.prune);
+    assert!(inv.wires(Host::Claude) && !inv.wires(Host::Codex) && !inv.wires(Host::Gemini));
+    assert_eq!(inv.sources.len(), 3);
+    assert_eq!(inv.sources[0].kind, SourceKind::Builtin);
+    assert_eq!(
+        inv.sources[1].kind,
+        SourceKind::Git {
+            url: "file:///srv/hooks.git".into(),
+            reference: "main".into(),
+            subdir: Some("plugin".into())
+        }
+    );
+    assert_eq!(
+        inv.sources[2].kind,
+        SourceKind::Path("/home/u/src/hooks".into())
+    );
+    assert_eq!(inv.profiles[0].dir, Path::new("/home/u/.claude-work"));
+    assert_eq!(inv.git[0].repo, Path::new("/etc/projects/app"));
+    assert!(inv.git[0].hooks_path);
+}
+
+#[test]
+fn unknown_keys_and_bad_values_are_refused_with_their_line() {
+    let (line, m) =
+        refused("schema = 1\n\n[[source]]\nname = \"a\"\npath = \"/x\"\nbranch = \"main\"\n");
+    assert_eq!(line, 6, "{m}");
+    assert!(
+        m.contains("unknown key `branch` in [[source]]") && m.contains("known keys"),
+        "{m}"
+    );
+    let (line, m) = refused("schema = 1\n[defaults]\nprune = \"yes\"\n");
+    assert_eq!(line, 3, "{m}");
+    let (line, _) = refused("schema = 1\n[hosts.vim]\nenabled = true\n");
+    assert_eq!(line, 2);
+    let (line, m) = refused("schema = 1\n[[source]]\nname = \"../x\"\npath = \"/x\"\n");
+    assert_eq!(line, 3, "{m}");
+    let (_, m) =
+        refused("schema = 1\n[[source]]\nname = \"x\"\npath = \"/x\"\ngit = \"file:///y\"\n");
+    assert!(m.contains("exactly one"), "{m}");
+    let (line, m) = refused("schema = 1\n[[source]]\nname = \"x\"\ngit = \"file:///y\"\n");
+    assert!(m.contains("needs `ref`") && line == 2, "{line} {m}");
+    let (_, m) = refused("schema = 1\n[[source]]\nname = \"x\"\nbuiltin = true\n");
+    assert!(m.contains("default"), "{m}");
+    let (line, _) = refused("schema = 2\n");
+    assert_eq!(line, 1);
+    let (_, m) = refused("[[profile]]\nhost = \"claude\"\ndir = \"/x\"\n");
+    assert!(m.contains("schema = 1"), "{m}");
+    let (line, m) = refused("schema = 1\n[[git]]\nrepo = \"/r\"\nsource = \"nope\"\n");
+    assert!(line == 4 && m.contains("not in the inventory"), "{m}");
+    let (line, _) = refused(
+        "schema = 1\n[[source]]\nname = \"a\"\npath = \"/x\"\n[[source]]\nname = \"a\"\npath = \"/y\"\n",
+    );
+    assert_eq!(line, 6);
+}
+
+#[test]
+fn edits_keep_the_users_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.toml");
+    std::fs::write(&path, FULL).unwrap();
+    let mut inv = Inventory::load(&path, Path::new("/home/u")).unwrap();
+    let p = RegisteredProfile {
+        host: Host::Gemini,
+        dir: "/g".into(),
+    };
+    assert!(inv.add_profile(&p).unwrap());
+    assert!(!inv.add_profile(&p).unwrap());
+    let s = InventorySource {
+        name: "hooks-0123".into(),
+        kind: SourceKind::Path("/src/hooks".into()),
+    };
+    assert!(inv.add_source(&s).unwrap());
+    assert!(inv.remove_source("local").unwrap());
+    inv.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("# my machines\nschema = 1\n"), "{text}");
+    assert!(text.contains("name = \"team-hooks\"  # shared"), "{text}");
+    assert!(!text.contains("~/src/hooks"), "{text}");
+    let again = Inventory::load(&path, Path::new("/home/u")).unwrap();
+    assert!(again.profiles.contains(&p));
+    assert!(again.source("hooks-0123").is_some());
+}
+
+#[test]
+fn a_new_inventory_gets_a_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.toml");
+    let mut inv = Inventory::load(&path, Path::new("/home/u")).unwrap();
+    inv.add_source(&InventorySource {
+        name: "default".into(),
+        kind: SourceKind::Builtin,
+    })
+    .unwrap();
+    inv.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("schema = 1\n"), "{text}");
+    Inventory::load(&path, Path::new("/home/u")).unwrap();
+}

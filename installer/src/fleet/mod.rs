@@ -1,0 +1,128 @@
+//! The fleet: a declarative inventory (`fleet.toml`, [`inventory`]) that `fable apply`
+//! converges one machine on, the pins `fable sync` writes beside it (`fleet.lock`, [`lock`]),
+//! git sources fetched and checked out under `$FABLE_HOME` ([`checkout`]), and the record of
+//! what the inventory applied (`applied.json`, [`Applied`]), so that `apply` prunes only the
+//! sources it manages (docs/design.md, "Fleet").
+
+pub mod checkout;
+pub mod inventory;
+pub mod lock;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::home::FableHome;
+use inventory::Inventory;
+
+/// Why a git source cannot be fetched, checked out or applied.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    #[error("source {name}: cannot fetch {url}: {message}; the applied state is unchanged")]
+    Fetch {
+        name: String,
+        url: String,
+        message: String,
+    },
+    #[error("source {name}: {url} has no branch, tag or commit {reference:?}; fix `ref` in the inventory")]
+    UnknownRef {
+        name: String,
+        url: String,
+        reference: String,
+    },
+    #[error("{path}: cannot check out: {message}")]
+    Checkout { path: PathBuf, message: String },
+    /// The checkout or the lock does not match the inventory: `fable sync` has not run since.
+    #[error("source {name}: {message}; run `fable sync`")]
+    NotSynced { name: String, message: String },
+}
+
+/// `$FABLE_HOME/applied.json`: the sources the last `fable apply` installed from the inventory
+/// (key and checkout), so that a source that leaves the inventory is pruned and a source
+/// installed by hand is never touched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The inventory applied.
+    pub inventory: PathBuf,
+    pub sources: Vec<AppliedSource>,
+}
+
+/// One source an apply installed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedSource {
+    pub key: String,
+    /// The checkout (`None` for the bundled evaluator).
+    pub path: Option<PathBuf>,
+}
+
+impl Applied {
+    /// The record's path.
+    pub fn path(home: &FableHome) -> PathBuf {
+        home.root().join("applied.json")
+    }
+
+    /// Reads the record; missing is empty.
+    pub fn load(home: &FableHome) -> Result<Self> {
+        let path = Self::path(home);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
+                path,
+                message: format!("{e}; delete the file and run `fable apply` again"),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Writes the record atomically (the caller holds the install lock); nothing when it is
+    /// unchanged.
+    pub fn save(&self, home: &FableHome) -> Result<bool> {
+        if Self::load(home).ok().as_ref() == Some(self) {
+            return Ok(false);
+        }
+        let mut text = serde_json::to_vec_pretty(self).map_err(|e| Error::Invalid {
+            path: Self::path(home),
+            message: e.to_string(),
+        })?;
+        text.push(b'\n');
+        fable_snapshot::fsutil::write_atomic(&Self::path(home), &text, 0o600)?;
+        Ok(true)
+    }
+}
+
+/// The inventory this home reads (`$FABLE_INVENTORY` or `$FABLE_HOME/fleet.toml`).
+pub fn load(home: &FableHome) -> Result<Inventory> {
+    Inventory::load(&home.inventory_path(), home.user_home())
+}
+
+/// True when the inventory's `[defaults] trust_codex` or config.toml's `trust_codex` asks every
+/// install to trust fable's Codex entries.
+pub fn trust_codex(home: &FableHome) -> Result<bool> {
+    Ok(load(home)?.trust_codex
+        || crate::config::Config::load(&home.config_path())?.trust_codex()?)
+}
+
+/// The profiles registered in the inventory, then those still registered in config.toml (the
+/// fallback for installs from before the inventory).
+pub fn registered_profiles(home: &FableHome) -> Result<Vec<crate::config::RegisteredProfile>> {
+    let mut out = load(home)?.profiles;
+    for p in crate::config::Config::load(&home.config_path())?.profiles()? {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// The inventory entry `fable install` records for a source it installed by hand: the
+/// bundled evaluator as `builtin`, a checkout under its installed key.
+pub fn hand_installed(key: &str, checkout: Option<&Path>) -> inventory::InventorySource {
+    inventory::InventorySource {
+        name: key.to_string(),
+        kind: match checkout {
+            None => inventory::SourceKind::Builtin,
+            Some(p) => inventory::SourceKind::Path(p.to_path_buf()),
+        },
+    }
+}

@@ -1,0 +1,146 @@
+//! `fable sync`: resolve every git source's `ref`, fetch it (gix, bounded by a deadline) into
+//! `$FABLE_HOME/repos/<name>.git`, check the resolved commit out into
+//! `$FABLE_HOME/checkouts/<name>`, rewrite `fleet.lock` with each commit and tree hash, then
+//! [`apply`]. Every fetch happens before anything else is written, so an unreachable remote
+//! fails the sync with the applied state (store, wiring, checkouts, lock) as it was.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::apply::{apply, ApplyOptions, ApplyReport};
+use crate::error::Result;
+use crate::fleet::inventory::SourceKind;
+use crate::fleet::lock::{lock_path, FleetLock, Pin};
+use crate::fleet::{checkout, FleetError};
+use crate::home::FableHome;
+use crate::lock::InstallLock;
+use crate::sync::{prepare, SourceSpec};
+
+/// How to sync.
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    pub lock_wait: Duration,
+    /// The deadline of each fetch.
+    pub fetch_deadline: Duration,
+}
+
+/// What `fable sync` did (the `--json` document).
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncReport {
+    /// The lock's pins after the sync.
+    pub pins: Vec<PinChange>,
+    /// True when `fleet.lock` was rewritten.
+    pub lock_changed: bool,
+    /// The apply that followed.
+    pub apply: ApplyReport,
+}
+
+/// One git source's pin.
+#[derive(Debug, Clone, Serialize)]
+pub struct PinChange {
+    #[serde(flatten)]
+    pub pin: Pin,
+    /// The commit pinned before, when it was another.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_commit: Option<String>,
+}
+
+/// Fetches, checks out, pins and applies.
+pub fn sync(home: &FableHome, opts: &SyncOptions) -> Result<SyncReport> {
+    let inv = crate::fleet::load(home)?;
+    let lock_file = lock_path(inv.path());
+    let old = FleetLock::load(&lock_file)?;
+    let git: Vec<_> = inv
+        .sources
+        .iter()
+        .filter_map(|s| match &s.kind {
+            SourceKind::Git {
+                url,
+                reference,
+                subdir,
+            } => Some((
+                s.name.clone(),
+                url.clone(),
+                reference.clone(),
+                subdir.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    if !git.is_empty() {
+        home.ensure()?;
+    }
+    // 1. Fetch everything (writes only fable's bare repositories).
+    let mut commits = Vec::new();
+    for (name, url, reference, _) in &git {
+        commits.push(checkout::fetch(
+            home,
+            name,
+            url,
+            reference,
+            opts.fetch_deadline,
+        )?);
+    }
+    // 2. Check out, hash and pin under the install lock.
+    let mut pins = Vec::new();
+    let lock_changed = {
+        let _lock = match git.is_empty() {
+            true => None,
+            false => Some(InstallLock::acquire(&home.lock_path(), opts.lock_wait)?),
+        };
+        for ((name, url, reference, subdir), commit) in git.iter().zip(commits) {
+            let mut dir = checkout::checkout(home, name, &commit)?;
+            if let Some(sub) = subdir {
+                dir.push(sub);
+            }
+            if !dir.is_dir() {
+                return Err(FleetError::Checkout {
+                    path: dir,
+                    message: format!("commit {commit} has no such `subdir`"),
+                }
+                .into());
+            }
+            let spec = SourceSpec::Named {
+                key: name.clone(),
+                path: dir,
+            };
+            let tree_hash = prepare(home, &spec)?.tree_hash;
+            let previous_commit = old
+                .pin(name)
+                .map(|p| p.commit.clone())
+                .filter(|c| *c != commit);
+            pins.push(PinChange {
+                pin: Pin {
+                    name: name.clone(),
+                    git: url.clone(),
+                    reference: reference.clone(),
+                    commit,
+                    tree_hash,
+                },
+                previous_commit,
+            });
+        }
+        let new = FleetLock {
+            pins: pins.iter().map(|p| p.pin.clone()).collect(),
+        };
+        if git.is_empty() && !lock_file.exists() {
+            false
+        } else {
+            new.save(&lock_file)?
+        }
+    };
+    // 3. Apply (each step takes the install lock itself).
+    let apply = apply(
+        home,
+        &ApplyOptions {
+            dry_run: false,
+            lock_wait: opts.lock_wait,
+        },
+    )?;
+    Ok(SyncReport {
+        pins,
+        lock_changed,
+        apply,
+    })
+}

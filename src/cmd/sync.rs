@@ -1,0 +1,60 @@
+//! `fable sync [-f FILE] [--json]`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use fable_installer::ops::fleet_sync::{sync, SyncOptions};
+
+use crate::cli::Run;
+use crate::cmd::{apply, render};
+
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    /// The inventory; default: $FABLE_INVENTORY, else $FABLE_HOME/fleet.toml.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Seconds each git fetch may take.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Run for SyncArgs {
+    fn run(self) -> anyhow::Result<i32> {
+        let home = apply::home(self.file)?;
+        let opts = SyncOptions {
+            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            fetch_deadline: Duration::from_secs(self.timeout),
+        };
+        let report = sync(&home, &opts)
+            .with_context(|| format!("cannot sync {}", home.inventory_path().display()))?;
+        if self.json {
+            render::print_json(&report)?;
+        } else {
+            for p in &report.pins {
+                match &p.previous_commit {
+                    Some(prev) => println!(
+                        "source {}: {} -> {} ({})",
+                        p.pin.name,
+                        render::short(prev),
+                        render::short(&p.pin.commit),
+                        p.pin.reference
+                    ),
+                    None => println!(
+                        "source {}: pinned at {} ({})",
+                        p.pin.name,
+                        render::short(&p.pin.commit),
+                        p.pin.reference
+                    ),
+                }
+            }
+            apply::print_report(&report.apply);
+        }
+        Ok(apply::code(&report.apply))
+    }
+}

@@ -1,0 +1,396 @@
+//! `fable apply` / `fable sync` against an inventory (`fleet.toml`): a path source, a git source
+//! served from a file:// repository and the bundled evaluator, wired into two Claude profiles.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{tree_listing, write, TestEnv};
+
+const MANIFEST: &str = r#"{
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" NAME", "timeout": 10}]}]
+  }
+}
+"#;
+
+/// A hook source directory whose entry is recognisable by `name`.
+fn make_source(dir: &Path, name: &str) {
+    write(
+        &dir.join("hooks/hooks.json"),
+        &MANIFEST.replace("NAME", name),
+    );
+    write(&dir.join("hooks/x.sh"), "exit 0\n");
+}
+
+struct Fleet {
+    env: TestEnv,
+    local: PathBuf,
+    upstream: PathBuf,
+    work_profile: PathBuf,
+}
+
+impl Fleet {
+    /// A path source, a git repository with one commit, and a second Claude profile.
+    fn new() -> Fleet {
+        let env = TestEnv::new();
+        let local = env.root().join("local-hooks");
+        make_source(&local, "local");
+        let upstream = env.root().join("upstream");
+        make_source(&upstream, "team");
+        env.git_ok(&upstream, &["init", "-q"]);
+        env.git_ok(&upstream, &["add", "."]);
+        env.git_ok(&upstream, &["commit", "-q", "-m", "one"]);
+        let work_profile = env.root().join("claude-work");
+        std::fs::create_dir_all(&work_profile).unwrap();
+        // The user's own wiring, which fable must leave as it is.
+        write(
+            &env.claude_settings(),
+            "{\n  \"mine\": true,\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo mine\"}]}]\n  }\n}\n",
+        );
+        Fleet {
+            env,
+            local,
+            upstream,
+            work_profile,
+        }
+    }
+
+    fn inventory(&self, sources: &[&str]) -> String {
+        let mut text = String::from("# the team's machines\nschema = 1\n\n");
+        for s in sources {
+            text.push_str(&match *s {
+                "local" => format!("[[source]]\nname = \"local\"\npath = \"{}\"\n\n", self.local.display()),
+                "team" => format!(
+                    "[[source]]\nname = \"team\"  # pinned\ngit = \"file://{}\"\nref = \"main\"\n\n",
+                    self.upstream.display()
+                ),
+                "default" => "[[source]]\nname = \"default\"\nbuiltin = true\n\n".to_string(),
+                other => panic!("{other}"),
+            });
+        }
+        text.push_str(&format!(
+            "[[profile]]\nhost = \"claude\"\ndir = \"{}\"\n",
+            self.work_profile.display()
+        ));
+        text
+    }
+
+    fn write_inventory(&self, sources: &[&str]) {
+        write(
+            &self.env.fable_home.join("fleet.toml"),
+            &self.inventory(sources),
+        );
+    }
+
+    fn profiles(&self) -> [PathBuf; 2] {
+        [
+            self.env.claude_settings(),
+            self.work_profile.join("settings.json"),
+        ]
+    }
+
+    fn status(&self) -> Vec<Value> {
+        self.env.json(["status", "--json"])["sources"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+
+    fn commit(&self, message: &str) -> String {
+        write(&self.upstream.join("hooks/extra.txt"), message);
+        self.env.git_ok(&self.upstream, &["add", "."]);
+        self.env
+            .git_ok(&self.upstream, &["commit", "-q", "-m", message]);
+        self.env
+            .git_ok(&self.upstream, &["rev-parse", "HEAD"])
+            .trim()
+            .to_string()
+    }
+}
+
+fn lock_pin(f: &Fleet, name: &str) -> (String, String) {
+    let text = std::fs::read_to_string(f.env.fable_home.join("fleet.lock")).unwrap();
+    let v: toml_value::Doc = toml_value::parse(&text);
+    v.pin(name)
+}
+
+/// Just enough TOML reading for `fleet.lock` (`key = "value"` lines in `[[source]]` tables).
+mod toml_value {
+    pub struct Doc(Vec<Vec<(String, String)>>);
+
+    pub fn parse(text: &str) -> Doc {
+        let mut tables: Vec<Vec<(String, String)>> = Vec::new();
+        for line in text.lines() {
+            if line.trim() == "[[source]]" {
+                tables.push(Vec::new());
+            } else if let (Some(t), Some((k, v))) = (tables.last_mut(), line.split_once(" = ")) {
+                t.push((k.trim().to_string(), v.trim().trim_matches('"').to_string()));
+            }
+        }
+        Doc(tables)
+    }
+
+    impl Doc {
+        /// (commit, tree_hash) of source `name`.
+        pub fn pin(&self, name: &str) -> (String, String) {
+            let t = self
+                .0
+                .iter()
+                .find(|t| t.iter().any(|(k, v)| k == "name" && v == name))
+                .unwrap_or_else(|| panic!("no pin for {name}"));
+            let get = |key: &str| t.iter().find(|(k, _)| k == key).unwrap().1.clone();
+            (get("commit"), get("tree_hash"))
+        }
+    }
+}
+
+fn assert_everything_current(f: &Fleet, keys: &[&str]) {
+    let status = f.status();
+    for k in keys {
+        let s = status
+            .iter()
+            .find(|s| s["key"] == *k)
+            .unwrap_or_else(|| panic!("{k} is not installed: {status:#?}"));
+        assert_eq!(s["state"], "current", "{s:#}");
+        assert_eq!(s["profiles"].as_array().unwrap().len(), 2, "{s:#}");
+    }
+    for p in f.profiles() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for k in keys {
+            assert!(
+                text.contains(&format!("sources/{k}/current")),
+                "{k} not in {}:\n{text}",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn three_sources_and_two_profiles_converge_and_a_second_apply_writes_nothing() {
+    let f = Fleet::new();
+    f.write_inventory(&["local", "team", "default"]);
+    // Before `sync`, the git source has no pin: apply refuses and writes nothing.
+    let out = f.env.run(["apply"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("source team") && err.contains("fable sync"),
+        "{err}"
+    );
+    assert!(!f.env.fable_home.join("sources").exists());
+
+    let dry = f.env.json(["sync", "--json"]);
+    assert_eq!(dry["apply"]["changed"], true);
+    assert_everything_current(&f, &["local", "team", "default"]);
+    let mine = std::fs::read_to_string(f.env.claude_settings()).unwrap();
+    assert!(
+        mine.contains("\"mine\": true") && mine.contains("echo mine"),
+        "{mine}"
+    );
+    // The checkout is fable's own, under $FABLE_HOME.
+    assert!(f
+        .env
+        .fable_home
+        .join("checkouts/team/hooks/hooks.json")
+        .is_file());
+
+    let before = tree_listing(&f.env.root());
+    let again = f.env.json(["apply", "--json"]);
+    assert_eq!(again["changed"], false, "{again:#}");
+    assert_eq!(
+        before,
+        tree_listing(&f.env.root()),
+        "a second apply wrote something"
+    );
+    let text = f.env.ok(["apply"]);
+    assert!(text.contains("everything is current"), "{text}");
+}
+
+#[test]
+fn a_deleted_store_is_rebuilt_from_the_inventory_with_the_wiring_untouched() {
+    let f = Fleet::new();
+    f.write_inventory(&["local", "team", "default"]);
+    f.env.ok(["sync"]);
+    let wiring: Vec<String> = f
+        .profiles()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    std::fs::remove_dir_all(f.env.fable_home.join("sources")).unwrap();
+    let dry = f.env.json(["apply", "--dry-run", "--json"]);
+    assert_eq!(dry["changed"], true);
+    assert!(
+        !f.env.fable_home.join("sources").exists(),
+        "--dry-run wrote the store"
+    );
+    f.env.ok(["apply"]);
+    assert_everything_current(&f, &["local", "team", "default"]);
+    let after: Vec<String> = f
+        .profiles()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(wiring, after, "the profiles were rewritten");
+}
+
+#[test]
+fn sync_moves_a_git_source_and_the_lock_pins_the_tree_hash_status_reports() {
+    let f = Fleet::new();
+    f.write_inventory(&["team"]);
+    f.env.ok(["sync"]);
+    let (first, _) = lock_pin(&f, "team");
+    let head = f.env.git_ok(&f.upstream, &["rev-parse", "HEAD"]);
+    assert_eq!(first, head.trim());
+
+    let second = f.commit("two");
+    let out = f.env.ok(["sync"]);
+    assert!(
+        out.contains("source team:") && out.contains(&second[..12]),
+        "{out}"
+    );
+    let (commit, tree_hash) = lock_pin(&f, "team");
+    assert_eq!(commit, second);
+    let status = f.status();
+    let team = status.iter().find(|s| s["key"] == "team").unwrap();
+    assert_eq!(team["state"], "current");
+    assert_eq!(team["snapshot_tree_hash"], tree_hash.as_str(), "{team:#}");
+    assert!(f
+        .env
+        .fable_home
+        .join("checkouts/team/hooks/extra.txt")
+        .is_file());
+    // The user's comments in the inventory survive everything fable did.
+    let inv = std::fs::read_to_string(f.env.fable_home.join("fleet.toml")).unwrap();
+    assert!(
+        inv.contains("# the team's machines") && inv.contains("# pinned"),
+        "{inv}"
+    );
+}
+
+#[test]
+fn an_unreachable_remote_fails_sync_and_leaves_the_applied_state() {
+    let f = Fleet::new();
+    f.write_inventory(&["team"]);
+    f.env.ok(["sync"]);
+    let lock = std::fs::read_to_string(f.env.fable_home.join("fleet.lock")).unwrap();
+    let gone = f.env.root().join("moved-away");
+    std::fs::rename(&f.upstream, &gone).unwrap();
+    let before = tree_listing(&f.env.fable_home.join("sources"));
+    let out = f.env.run(["sync"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot fetch") && err.contains("applied state is unchanged"),
+        "{err}"
+    );
+    assert_eq!(
+        lock,
+        std::fs::read_to_string(f.env.fable_home.join("fleet.lock")).unwrap()
+    );
+    assert_eq!(before, tree_listing(&f.env.fable_home.join("sources")));
+    // Without the network, apply still converges from the checkout.
+    f.env.ok(["apply"]);
+}
+
+#[test]
+fn a_source_that_leaves_the_inventory_is_pruned_and_a_hand_installed_one_is_kept() {
+    let f = Fleet::new();
+    f.write_inventory(&["local", "default"]);
+    f.env.ok(["apply"]);
+    assert_everything_current(&f, &["local", "default"]);
+    // A source installed by hand is recorded in the inventory (comments kept).
+    let other = f.env.root().join("other");
+    make_source(&other, "other");
+    f.env
+        .ok([Path::new("install").as_os_str(), other.as_os_str()]);
+    let inv = std::fs::read_to_string(f.env.fable_home.join("fleet.toml")).unwrap();
+    assert!(
+        inv.starts_with("# the team's machines") && inv.contains(&other.display().to_string()),
+        "{inv}"
+    );
+
+    // Now the inventory drops `local`.
+    let inv = inv.replace(
+        &format!(
+            "[[source]]\nname = \"local\"\npath = \"{}\"\n",
+            f.local.display()
+        ),
+        "",
+    );
+    write(&f.env.fable_home.join("fleet.toml"), &inv);
+    let dry = f.env.json(["apply", "--dry-run", "--json"]);
+    assert_eq!(dry["pruned"], serde_json::json!(["local"]));
+    let out = f.env.ok(["apply"]);
+    assert!(out.contains("source local: prune"), "{out}");
+    let keys: Vec<Value> = f.status().iter().map(|s| s["key"].clone()).collect();
+    assert!(!keys.contains(&Value::from("local")), "{keys:?}");
+    assert!(keys.contains(&Value::from("default")), "{keys:?}");
+    for p in f.profiles() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(!text.contains("sources/local/"), "{text}");
+        assert!(text.contains("other"), "{text}");
+    }
+    let again = f.env.json(["apply", "--json"]);
+    assert_eq!(again["changed"], false, "{again:#}");
+}
+
+#[test]
+fn an_inventory_with_an_unknown_key_is_refused_with_file_and_line() {
+    let f = Fleet::new();
+    let path = f.env.fable_home.join("fleet.toml");
+    write(
+        &path,
+        &format!(
+            "schema = 1\n\n[[source]]\nname = \"local\"\npath = \"{}\"\nbranch = \"main\"\n",
+            f.local.display()
+        ),
+    );
+    let out = f.env.run(["apply"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:6: unknown key `branch` in [[source]]",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("remove it"), "{err}");
+    assert!(!f.env.fable_home.join("sources").exists());
+    // -f names another inventory; FABLE_INVENTORY does too.
+    let elsewhere = f.env.root().join("machines.toml");
+    write(&elsewhere, "schema = 1\n[defaults]\nprune = 1\n");
+    let out = f.env.run([
+        Path::new("apply").as_os_str(),
+        "-f".as_ref(),
+        elsewhere.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("machines.toml:3: `prune` must be true or false"),
+        "{err}"
+    );
+}
+
+#[test]
+fn profile_add_records_into_the_inventory() {
+    let f = Fleet::new();
+    let path = f.env.fable_home.join("fleet.toml");
+    write(&path, "# keep me\nschema = 1\n");
+    let dir = f.env.root().join("gem");
+    f.env.ok([
+        Path::new("profile").as_os_str(),
+        "add".as_ref(),
+        "gemini".as_ref(),
+        dir.as_os_str(),
+    ]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("# keep me\nschema = 1\n") && text.contains("host = \"gemini\""),
+        "{text}"
+    );
+    let list = f.env.ok(["profile", "list"]);
+    assert!(list.contains(&dir.display().to_string()), "{list}");
+}
