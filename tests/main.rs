@@ -9,6 +9,7 @@ mod evaluator;
 mod git_hooks;
 mod hosts;
 mod install;
+mod new_hosts;
 mod nudge;
 mod ownership;
 mod plugin_corpus;
