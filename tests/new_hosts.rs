@@ -71,3 +71,44 @@ fn qwen_shell_failures_are_read_from_its_exit_code_line() {
     assert_eq!(p.state()["failureStreak"], 2);
     assert_eq!(p.state()["phase"], "recovering");
 }
+
+/// The doctor reads Qwen's timeouts in milliseconds and its `disableAllHooks` switch.
+#[test]
+fn doctor_reads_qwen_timeouts_in_milliseconds_and_its_hooks_switch() {
+    let env = crate::util::TestEnv::new();
+    crate::util::write(
+        &env.home.join(".qwen/settings.json"),
+        &json!({"disableAllHooks": true, "hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "true qwen-seconds", "timeout": 10},
+            {"type": "command", "command": "true qwen-ms", "timeout": 10000}
+        ]}]}})
+        .to_string(),
+    );
+    let out = env
+        .fable()
+        .args(["doctor", "--no-probe", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let about = |id: &str, needle: &str| {
+        findings
+            .iter()
+            .filter(|f| f["id"] == id && f["subject"].as_str().unwrap().contains(needle))
+            .map(|f| f["message"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let secs = about("profile.timeout", "qwen-seconds");
+    assert!(
+        secs.iter()
+            .any(|m| m.contains("looks like seconds, but qwen reads milliseconds")),
+        "{report:#}"
+    );
+    assert!(about("profile.timeout", "qwen-ms").is_empty(), "{report:#}");
+    assert!(
+        about("profile.hooks_disabled", ".qwen")
+            .iter()
+            .any(|m| m.contains("disableAllHooks")),
+        "{report:#}"
+    );
+}
