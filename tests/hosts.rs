@@ -1,4 +1,4 @@
-//! Every host and every profile: Claude Code (two config dirs), Codex, Gemini and Cursor
+//! Every host and every profile: Claude Code (two config dirs), Codex, Gemini, Cursor and Qwen
 //! converge in one install, with each host's event names, timeout unit and required fields.
 
 use std::path::{Path, PathBuf};
@@ -460,7 +460,7 @@ fn golden(env: &TestEnv, file: &Path, name: &str) {
 
 fn fresh_four_hosts() -> TestEnv {
     let env = TestEnv::new();
-    for d in [".codex", ".gemini", ".cursor"] {
+    for d in [".codex", ".gemini", ".cursor", ".qwen"] {
         std::fs::create_dir_all(env.home.join(d)).unwrap();
     }
     env
@@ -485,6 +485,11 @@ fn golden_files_of_every_host_for_the_default_source() {
         &env,
         &env.home.join(".cursor/hooks.json"),
         "default/cursor-hooks.json",
+    );
+    golden(
+        &env,
+        &env.home.join(".qwen/settings.json"),
+        "default/qwen-settings.json",
     );
 }
 
@@ -511,6 +516,10 @@ fn golden_files_of_every_host_for_a_plugin_source() {
         (
             env.home.join(".cursor/hooks.json"),
             "plugin/cursor-hooks.json",
+        ),
+        (
+            env.home.join(".qwen/settings.json"),
+            "plugin/qwen-settings.json",
         ),
     ] {
         // The key embeds a hash of the temp path: normalise it like FABLE_HOME.
@@ -545,7 +554,7 @@ fn all_commands(v: &Value) -> Vec<String> {
 #[test]
 fn registered_commands_are_valid_shell() {
     let env = TestEnv::with_home_name("a b's $home");
-    for d in [".codex", ".gemini", ".cursor"] {
+    for d in [".codex", ".gemini", ".cursor", ".qwen"] {
         std::fs::create_dir_all(env.home.join(d)).unwrap();
     }
     let src = env.root().join("plugin");
@@ -559,6 +568,7 @@ fn registered_commands_are_valid_shell() {
         env.home.join(".codex/hooks.json"),
         env.home.join(".gemini/settings.json"),
         env.home.join(".cursor/hooks.json"),
+        env.home.join(".qwen/settings.json"),
     ] {
         cmds.extend(all_commands(&read(&f)));
     }
@@ -676,4 +686,33 @@ fn gemini_cli_home_moves_the_gemini_directory() {
     let v = read(&gemini_home.join(".gemini/settings.json"));
     assert!(v["hooks"]["BeforeTool"].is_array(), "{v}");
     assert!(!env.home.join(".gemini").exists());
+}
+
+/// `QWEN_HOME` names Qwen Code's directory itself; timeouts there are milliseconds and the
+/// host's tool names are used in matchers.
+#[test]
+fn qwen_home_moves_the_qwen_directory() {
+    let env = TestEnv::new();
+    let qwen_home = env.root().join("qwen-home");
+    std::fs::create_dir_all(&qwen_home).unwrap();
+    let src = env.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/guard.sh"), "exit 0\n");
+    let out = env
+        .fable()
+        .env("QWEN_HOME", &qwen_home)
+        .arg("install")
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!env.home.join(".qwen").exists());
+    let v = read(&qwen_home.join("settings.json"));
+    let pre = &v["hooks"]["PreToolUse"][0];
+    assert_eq!(pre["matcher"], "run_shell_command", "{v}");
+    assert_eq!(pre["hooks"][0]["timeout"], 7000, "{v}");
 }

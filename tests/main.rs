@@ -11,6 +11,7 @@ mod git_hooks;
 mod hardening;
 mod hosts;
 mod install;
+mod new_hosts;
 mod nudge;
 mod ownership;
 mod plugin_corpus;

@@ -211,3 +211,33 @@ fn parsers_accept_hosts_and_events() {
     );
     assert_eq!(Event::BeforeShellExecution.canonical_name(), "PreToolUse");
 }
+
+/// The probe payloads of the hosts added later are checked against what their real clients
+/// sent (`tests/fixtures/payloads-real/<host>/`): every field of each captured payload, with
+/// its type.
+#[test]
+fn synthetic_payloads_have_every_field_of_the_real_qwen_payloads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/payloads-real/qwen");
+    let project = Path::new("/tmp/fable-probe-scratch/probe-0001-x");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let fixture: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let fixture = fixture.as_object().unwrap();
+        let event = fixture["hook_event_name"].as_str().unwrap();
+        let synthetic = synthetic_payload(event, "qwen", project);
+        let name = path.display();
+        assert_eq!(
+            synthetic["hook_event_name"], fixture["hook_event_name"],
+            "{name}"
+        );
+        for (key, value) in fixture {
+            let ours = synthetic
+                .get(key)
+                .unwrap_or_else(|| panic!("{name}: synthetic payload lacks `{key}`: {synthetic}"));
+            assert_eq!(kind(ours), kind(value), "{name}: type of `{key}`");
+        }
+        seen += 1;
+    }
+    assert!(seen >= 10, "{seen} captured Qwen payloads");
+}

@@ -53,6 +53,7 @@ registry! {
     Codex => codex::Codex,
     Gemini => gemini::Gemini,
     Cursor => cursor::Cursor,
+    Qwen => qwen::Qwen,
 }
 
 impl Default for Host {
@@ -426,7 +427,7 @@ mod tests {
         }
         assert_eq!(Host::parse("Gemini"), Some(Host::Gemini));
         assert_eq!(Host::parse("vim"), None);
-        assert_eq!(Host::names(), "claude, codex, gemini, cursor");
+        assert_eq!(Host::names(), "claude, codex, gemini, cursor, qwen");
     }
 
     #[test]

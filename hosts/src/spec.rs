@@ -144,6 +144,13 @@ pub trait HostSpec: Sync {
     fn requires_output(&self, _event: &str) -> bool {
         false
     }
+    /// Whether a Stop payload's `stop_hook_active: true` means the host is re-running Stop after
+    /// a block (Claude Code), so the gate may let it through. False for hosts that set it on
+    /// every Stop, the first included (Qwen Code): the evaluator then ignores the flag, and
+    /// the blocked-stop count alone bounds the loop.
+    fn trusts_stop_hook_active(&self) -> bool {
+        true
+    }
     /// Top-level fields the host requires, added when absent (never changed when present).
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
         Vec::new()

@@ -1,6 +1,6 @@
 //! The bundled lifecycle-hook evaluator (`fable-hook`), docs/design.md, "The evaluator" and seed 000.
 //!
-//! `fable-hook EVENT [--host claude|codex|gemini|cursor]` reads one JSON payload from stdin
+//! `fable-hook EVENT [--host claude|codex|gemini|cursor|qwen]` reads one JSON payload from stdin
 //! within bounds ([`input`]), normalises the host's spelling ([`normalize`]), finds the
 //! project's `.fable/` ([`discovery`]) under the filesystem-safety rules ([`fs_safety`]), runs
 //! the event's handler ([`events`]) on the state ([`state`], [`ledger`], [`project`], [`lock`],
@@ -24,6 +24,9 @@
 //!   commands run transactions (and so fold mutation debt). Stop's one write is the bounded
 //!   blocked-stop count (`stop_count`).
 //! - A relative workspace path in a payload is invalid authority (hosts send absolute paths).
+//! - Qwen Code sends `stop_hook_active: true` on every Stop, the first included: for it the
+//!   flag is ignored ([`fable_hosts::HostSpec::trusts_stop_hook_active`]), and the blocked-stop
+//!   count alone bounds the loop.
 //! - Cursor's `stop` hook cannot block: its blocking form is `followup_message` with exit 0.
 //! - `fable phase complete` is refused while Stop would still block for verification or cards.
 
@@ -114,7 +117,12 @@ pub fn evaluate(req: &Request<'_>) -> Outcome {
         host,
         ..req.clone()
     };
-    let input = normalize::normalize(req.payload);
+    let mut input = normalize::normalize(req.payload);
+    // A host that sets `stop_hook_active` on every Stop (Qwen Code) says nothing with it: the
+    // gate ignores it there and the blocked-stop count bounds the loop.
+    if !host.spec().trusts_stop_hook_active() {
+        input.stop_hook_active = false;
+    }
     let mut verdict = decide(&req, &input);
     if event == Event::SessionStart {
         verdict = with_nudge(verdict, fable_snapshot::staleness::nudge());
@@ -283,7 +291,7 @@ fn usage_note(args: &Args, msg: &str) -> i32 {
     emit_stdout(args.allow_stdout());
     let _ = writeln!(
         std::io::stderr(),
-        "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor])"
+        "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen])"
     );
     0
 }
@@ -330,7 +338,7 @@ fn run(raw: &[OsString]) -> i32 {
         panic!("FABLE_HOOK_TEST_PANIC is set");
     }
     if args.help {
-        println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
+        println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
         return 0;
     }
     let Some(name) = args.event.as_deref() else {

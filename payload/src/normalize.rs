@@ -3,7 +3,7 @@
 //! Aliases (first present wins, in this order):
 //! - workspace authority: `cwd`, `workspace_root`, `workspaceRoot`, `project_root`,
 //!   `projectRoot`, `workspace_roots` / `workspaceRoots` (first element);
-//! - `tool_name` / `toolName` / `tool`; `tool_input` / `toolInput`;
+//! - `tool_name` / `toolName` / `tool`; `tool_input` / `toolInput` / `toolArgs` (Copilot CLI);
 //!   `tool_response` / `toolResponse` / `tool_result` / `toolResult` / `tool_output` /
 //!   `toolOutput` (else top-level `exit_code`, `exitCode`, `output`, `is_error`, `success`);
 //! - `stop_hook_active` / `stopHookActive`; Cursor's `loop_count` / `loopCount` >= 1 (the
@@ -158,7 +158,7 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
         authority,
         tool_name,
         tool_name_malformed,
-        tool_input: first(m, &["tool_input", "toolInput"])
+        tool_input: first(m, &["tool_input", "toolInput", "toolArgs"])
             .cloned()
             .unwrap_or(Value::Null),
         tool_response: first(m, RESPONSE_KEYS)

@@ -22,7 +22,7 @@ pub struct InstallArgs {
     pub target: Option<InstallTarget>,
     /// Hook source directory (holding hooks/hooks.json); default: the bundled evaluator.
     pub source: Option<PathBuf>,
-    /// Only these hosts (claude, codex, gemini, cursor); repeatable.
+    /// Only these hosts (claude, codex, gemini, cursor, qwen); repeatable.
     #[arg(long = "host", value_parser = parse_host)]
     pub hosts: Vec<Host>,
     /// Only the profile with this directory or settings file; repeatable.

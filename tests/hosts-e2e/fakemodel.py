@@ -1,4 +1,5 @@
-"""Scripted fake model servers (Anthropic Messages, OpenAI Responses, Gemini) and a logging DNS.
+"""Scripted fake model servers (Anthropic Messages, OpenAI Responses and Chat Completions,
+Gemini) and a logging DNS.
 
 One `ModelServer` serves one CLI run on 127.0.0.1:<ephemeral port>. It answers every request
 from a script of abstract actions (write / read / shell / text), chosen by how many model turns
@@ -287,7 +288,98 @@ class Gemini:
             h.send_json(resp)
 
 
-WIRES = {"claude": Anthropic, "codex": Responses, "gemini": Gemini}
+class ChatCompletions:
+    """Qwen Code (OpenAI auth): POST /v1/chat/completions, streamed as `chat.completion.chunk`
+    SSE ending in `data: [DONE]`; Gemini-style tool names (write_file, read_file,
+    run_shell_command)."""
+
+    name = "chat"
+
+    @staticmethod
+    def names(body):
+        out = []
+        for t in body.get("tools") or []:
+            if isinstance(t, dict):
+                out.append((t.get("function") or {}).get("name") or t.get("name"))
+        return [n for n in out if n]
+
+    @classmethod
+    def is_main(cls, path, body):
+        # The managed-memory extractor also offers write_file, but never `agent`.
+        names = cls.names(body)
+        return path.split("?")[0].endswith("/chat/completions") and "write_file" in names \
+            and "agent" in names
+
+    @staticmethod
+    def step(body):
+        """Assistant turns after the user's prompt (Qwen opens every history with a setup
+        message and a canned "Got it" answer, which is not a model turn)."""
+        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        start = 0
+        for i, m in enumerate(msgs):
+            if m.get("role") == "user" and "We are setting up the context" not in json.dumps(m.get("content")):
+                start = i
+                break
+        return sum(1 for m in msgs[start:] if m.get("role") == "assistant")
+
+    @classmethod
+    def tool_names(cls, body):
+        return sorted(cls.names(body))
+
+    @staticmethod
+    def call(action, cwd):
+        """(name, arguments) of a tool call, or None for a text answer."""
+        k = action["kind"]
+        if k == "text":
+            return None
+        if k == "write":
+            return "write_file", {"file_path": f"{cwd}/{action['rel']}", "content": action["content"]}
+        if k == "read":
+            return "read_file", {"file_path": f"{cwd}/{action['rel']}"}
+        return "run_shell_command", {"command": action["cmd"], "is_background": False,
+                                     "description": "scripted command"}
+
+    @classmethod
+    def respond(cls, h, path, body, action, cwd, main=True):
+        p = path.split("?")[0]
+        if p.endswith("/models"):
+            return h.send_json({"object": "list", "data": [{"id": body.get("model", "qwen3-coder-plus"),
+                                                            "object": "model"}]})
+        if not p.endswith("/chat/completions"):
+            return h.send_json({"error": {"message": "not found: " + p}}, 404)
+        model = body.get("model", "qwen3-coder-plus")
+        call = cls.call(action, cwd) if main else None
+        text_ = action["text"] if main and call is None else "ok"
+        if not main and "json" in json.dumps(body.get("response_format") or {}):
+            text_ = json.dumps({"reasoning": "the model finished", "next_speaker": "user"})
+        if call:
+            delta = {"role": "assistant", "content": None, "tool_calls": [{
+                "index": 0, "id": new_id("call_"), "type": "function",
+                "function": {"name": call[0], "arguments": json.dumps(call[1])}}]}
+            finish = "tool_calls"
+        else:
+            delta, finish = {"role": "assistant", "content": text_}, "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        base = {"id": new_id("chatcmpl-"), "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": model}
+        if not body.get("stream"):
+            msg = {k: v for k, v in delta.items() if k != "tool_calls" or call}
+            for tc in msg.get("tool_calls") or []:
+                tc.pop("index", None)
+            return h.send_json(dict(base, object="chat.completion", usage=usage, choices=[
+                {"index": 0, "message": msg, "finish_reason": finish}]))
+        out = [
+            ("data: " + json.dumps(dict(base, choices=[{"index": 0, "delta": delta,
+                                                        "finish_reason": None}])) + "\n\n").encode(),
+            ("data: " + json.dumps(dict(base, choices=[{"index": 0, "delta": {},
+                                                        "finish_reason": finish}])) + "\n\n").encode(),
+            ("data: " + json.dumps(dict(base, choices=[], usage=usage)) + "\n\n").encode(),
+            b"data: [DONE]\n\n",
+        ]
+        h.send_sse(out)
+
+
+WIRES = {"claude": Anthropic, "codex": Responses, "gemini": Gemini, "qwen": ChatCompletions}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,7 +479,7 @@ class ModelServer:
         if main:
             entry["tools"] = self.wire.tool_names(body)
         try:
-            if self.wire is Gemini:
+            if self.wire in (Gemini, ChatCompletions):
                 self.wire.respond(h, path, body, action, self.cwd, main=main)
             else:
                 self.wire.respond(h, path, body, action, self.cwd)

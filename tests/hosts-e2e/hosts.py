@@ -1,4 +1,5 @@
-"""Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI)."""
+"""Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
+Qwen Code)."""
 
 import json
 import os
@@ -10,7 +11,10 @@ PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
+    "qwen": ("@qwen-code/qwen-code", "0.15.10", "qwen"),
 }
+
+QWEN_MODEL = "qwen3-coder-plus"
 
 GEMINI_MODEL = "gemini-2.5-flash"
 PROMPT = "do the task"
@@ -33,6 +37,18 @@ def setup_profile(host, env):
         os.makedirs(d, exist_ok=True)
         settings = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        }
+        with open(os.path.join(d, "settings.json"), "w") as f:
+            json.dump(settings, f, indent=2)
+    elif host == "qwen":
+        d = os.path.join(home, ".qwen")
+        os.makedirs(d, exist_ok=True)
+        settings = {
+            "security": {"auth": {"selectedType": "openai"}},
+            "model": {"name": QWEN_MODEL},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
@@ -100,6 +116,10 @@ def command(host, bins, env, port, tmpdir):
                 "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps",
                 "--disable", "in_app_updates", "--disable", "plugin_sharing", PROMPT]
         extra = {"FAKE_MODEL_API_KEY": "dummy"}
+    elif host == "qwen":
+        argv = [exe, "-p", PROMPT, "--yolo", "--output-format", "json"]
+        extra = {"OPENAI_API_KEY": "dummy", "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+                 "OPENAI_MODEL": QWEN_MODEL}
     else:
         argv = [exe, "-p", PROMPT, "--output-format", "json", "--yolo", "-m", GEMINI_MODEL]
         extra = {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{port}",

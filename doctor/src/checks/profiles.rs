@@ -178,10 +178,11 @@ pub(super) fn parsed_ok(parsed: &ParsedProfile, subject: &str) -> Finding {
     }
 }
 
-/// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings).
+/// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings; Qwen Code reads
+/// `disableAllHooks` too).
 pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
     let mut out = Vec::new();
-    if parsed.profile.host != Host::Claude {
+    if !matches!(parsed.profile.host, Host::Claude | Host::Qwen) {
         return out;
     }
     let severity = if parsed.entries.is_empty() {

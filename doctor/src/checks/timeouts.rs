@@ -1,5 +1,5 @@
 //! An entry's timeout: present, positive, and plausible for the host's unit (seconds; Gemini
-//! milliseconds) (`profile.timeout`).
+//! and Qwen milliseconds) (`profile.timeout`).
 
 use serde_json::Value;
 
@@ -34,7 +34,7 @@ pub(super) fn check_timeout(host: Host, entry: &Value, subject: &str) -> Option<
                 format!("make \"timeout\" a positive number of {unit}"),
             ),
             Some(t) if millis && t < MIN_PLAUSIBLE_MILLIS => warn(
-                format!("timeout {v} looks like seconds, but Gemini reads milliseconds ({v} ms)"),
+                format!("timeout {v} looks like seconds, but {host} reads milliseconds ({v} ms)"),
                 format!("write the timeout in milliseconds ({})", t * 1000.0),
             ),
             Some(t) if !millis && t > MAX_PLAUSIBLE_SECONDS => warn(

@@ -5,6 +5,7 @@
 //! - Gemini CLI reads `settings.json` (and `trustedFolders.json`) with strip-json-comments and
 //!   then `JSON.parse` (checked against gemini-cli 0.61): `//` and `/* */` comments are
 //!   allowed, trailing commas and a byte-order mark are not.
+//! - Qwen Code 0.15 reads its `settings.json` the same way.
 //! - Claude Code, Codex and Cursor read strict JSON.
 
 use serde_json::Value;
@@ -26,7 +27,7 @@ impl Syntax {
     /// The syntax `host`'s settings loader accepts.
     pub fn of(host: Host) -> Syntax {
         match host {
-            Host::Gemini => Syntax::JsonWithComments,
+            Host::Gemini | Host::Qwen => Syntax::JsonWithComments,
             Host::Claude | Host::Codex | Host::Cursor => Syntax::Json,
         }
     }

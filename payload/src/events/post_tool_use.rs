@@ -48,6 +48,8 @@ const WRITE_TOOLS: &[&str] = &[
     "delete",
     "editnotebook",
     "tabwrite",
+    // Copilot CLI's file tools (`create`; `edit` is above).
+    "create",
 ];
 /// Command tools (squashed).
 const COMMAND_TOOLS: &[&str] = &[
@@ -100,8 +102,10 @@ pub fn failed(resp: &Value) -> bool {
 ///
 /// A failure is a non-zero `exit_code` / `exitCode` / `returncode` / `status` / `code` (also
 /// under `metadata`), `is_error` / `isError: true`, `success: false`, a non-empty `error`, or a
-/// line starting `Exit code N` / `Process exited with code N` (N ≠ 0) in the response text
-/// (`output`, `content`, `llmContent`, `returnDisplay`, `result`, or the response itself when
+/// line starting `Exit code N` / `Process exited with code N` / `<shellId: S completed with exit
+/// code N>` (N ≠ 0), or a Copilot `resultType` of `failure` / `error`, in the response text
+/// (`output`, `content`, `llmContent`, `returnDisplay`, `result`, `textResultForLlm`, or the
+/// response itself when
 /// it is a string or a list of text blocks). A structured response (an object) without any of
 /// these is a success. Bare text (a string or a list of text blocks, as Codex 0.171 sends for
 /// `Bash`: the output only, even after `exit 3`) is a success only with an `Exit code 0`
@@ -164,10 +168,25 @@ fn object_failed(o: &serde_json::Map<String, Value>) -> bool {
         Some(Value::Object(e)) if !e.is_empty() => return true,
         _ => {}
     }
-    ["output", "content", "llmContent", "returnDisplay", "result"]
-        .iter()
-        .filter_map(|k| o.get(*k))
-        .any(|v| matches!(v, Value::String(_) | Value::Array(_)) && failed(v))
+    // Copilot CLI: `toolResult.resultType` (a failing bash is still "success"; its exit code
+    // is only in `textResultForLlm`).
+    if matches!(
+        o.get("resultType").and_then(Value::as_str),
+        Some("failure" | "error")
+    ) {
+        return true;
+    }
+    [
+        "output",
+        "content",
+        "llmContent",
+        "returnDisplay",
+        "result",
+        "textResultForLlm",
+    ]
+    .iter()
+    .filter_map(|k| o.get(*k))
+    .any(|v| matches!(v, Value::String(_) | Value::Array(_)) && failed(v))
 }
 
 /// The exit-code markers of the text: `Some(true)` when a line begins `Exit code N` /
@@ -184,6 +203,13 @@ fn exit_code_text(s: &str) -> Option<bool> {
             &line["exit code".len()..]
         } else if lower.starts_with("process exited with code") {
             &line["process exited with code".len()..]
+        } else if let Some(i) = lower
+            .starts_with("<shellid:")
+            .then(|| lower.find("completed with exit code"))
+            .flatten()
+        {
+            // Copilot CLI: `<shellId: 0 completed with exit code 3>`.
+            &line[i + "completed with exit code".len()..]
         } else {
             continue;
         };
@@ -325,6 +351,24 @@ mod tests {
             exit_status(&json!({"stdout": "ok", "stderr": ""})),
             Some(false)
         );
+    }
+
+    #[test]
+    fn copilot_results_carry_the_exit_code_in_their_text() {
+        // Copilot CLI 1.0.102 after `exit 3`: still `resultType: "success"`.
+        let failing = json!({"resultType": "success",
+            "textResultForLlm": "failing\n<shellId: 0 completed with exit code 3>"});
+        assert_eq!(exit_status(&failing), Some(true));
+        let ok = json!({"resultType": "success",
+            "textResultForLlm": "x.txt\n<shellId: 1 completed with exit code 0>"});
+        assert_eq!(exit_status(&ok), Some(false));
+        assert!(failed(
+            &json!({"resultType": "failure", "textResultForLlm": "boom"})
+        ));
+        let map = json!({"toolName": "create", "toolArgs": {"path": "/p/x"}});
+        let input = crate::normalize::normalize(map.as_object().unwrap());
+        assert!(is_write(&input));
+        assert_eq!(input.tool_input["path"], "/p/x");
     }
 
     #[test]
