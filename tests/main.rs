@@ -11,6 +11,7 @@ mod hosts;
 mod install;
 mod nudge;
 mod ownership;
+mod packs;
 mod plugin_corpus;
 mod real_clients;
 mod stop_cap;
