@@ -99,16 +99,41 @@ pub struct Request<'a> {
 /// evaluated as its Claude equivalent but answered in the form of the wired event (Cursor's
 /// permission events need `{"permission": ...}` even on allow).
 pub fn evaluate(req: &Request<'_>) -> Outcome {
+    let (out, fires) = evaluate_deferred(req);
+    fires.append();
+    out
+}
+
+/// Fire-log lines of a decision, to append once the answer is out ([`packs::firelog`]).
+#[derive(Debug, Default)]
+pub struct PendingFires {
+    dir: Option<PathBuf>,
+    fires: Vec<packs::Fire>,
+}
+
+impl PendingFires {
+    /// Appends the lines; nothing that happens here can change the answer.
+    pub fn append(self) {
+        if let Some(dir) = &self.dir {
+            packs::firelog::append(dir, &self.fires);
+        }
+    }
+}
+
+/// [`evaluate`], returning the fire-log lines instead of writing them, so that the process
+/// writes them after its answer is printed.
+pub fn evaluate_deferred(req: &Request<'_>) -> (Outcome, PendingFires) {
+    let none = PendingFires::default;
     let wired = req.event;
     let host = match output::answering_host(req.host, req.payload) {
         output::Answering::Evaluate(h) => h,
         output::Answering::CursorDuplicate => {
-            return output::render(&Verdict::Allow, wired, Host::Cursor)
+            return (output::render(&Verdict::Allow, wired, Host::Cursor), none())
         }
     };
     let event = wired.claude_equivalent();
     if !EVALUATED_EVENTS.contains(&event) {
-        return output::render(&Verdict::Allow, wired, host);
+        return (output::render(&Verdict::Allow, wired, host), none());
     }
     let req = Request {
         event,
@@ -128,11 +153,11 @@ pub fn evaluate(req: &Request<'_>) -> Outcome {
             output::one_line(e)
         ));
     }
-    // After the verdict is decided and rendered: nothing here can change it.
-    if let Some(dir) = &decided.fire_dir {
-        packs::firelog::append(dir, &decided.fires);
-    }
-    out
+    let fires = PendingFires {
+        dir: decided.fire_dir,
+        fires: decided.fires,
+    };
+    (out, fires)
 }
 
 /// A verdict, and the fire-log lines of pack rules to append once it is out.
@@ -447,11 +472,13 @@ fn run(raw: &[OsString]) -> i32 {
         process_cwd: std::env::current_dir().ok(),
         config: &config,
     };
-    let out = evaluate(&req);
+    let (out, fires) = evaluate_deferred(&req);
     emit_stdout(&out.stdout);
     let stderr = args.host_note.clone().unwrap_or_default() + &out.stderr;
     if !stderr.is_empty() {
         let _ = std::io::stderr().write_all(stderr.as_bytes());
     }
+    // After the answer is out: the fire log cannot change it.
+    fires.append();
     out.code
 }

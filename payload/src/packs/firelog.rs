@@ -97,9 +97,8 @@ fn try_append(fable_dir: &Path, fires: &[Fire]) -> std::io::Result<()> {
         return Err(unusable());
     }
     let path = fable_dir.join(FILE);
-    if !matches!(check_file(&path), Ok(_)) {
-        return Err(unusable());
-    }
+    // A symlink or special file in the way is refused, not followed.
+    check_file(&path).map_err(|_| unusable())?;
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
         let _ = std::fs::rename(&path, fable_dir.join(format!("{FILE}.1")));
     }

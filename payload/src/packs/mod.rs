@@ -23,7 +23,7 @@
 //!
 //! PreToolUse: the lifecycle rules decide first; a lifecycle block stands and pack rules are not
 //! run. Pack rules run in registry order; the first deny wins, advisories are joined into the
-//! tool call's context (Claude Code and Codex) or a note (other hosts).
+//! tool call's context (Claude Code) or a note (other hosts).
 //!
 //! Stop and SessionEnd ([`stop_verdict`]): pack rules run when the lifecycle gate allows and the
 //! host does not say `stop_hook_active`; a rule's block goes through the same per-session bound
@@ -253,7 +253,10 @@ pub fn pre_tool_use(registry: &[Pack], ctx: &Ctx<'_>) -> (Verdict, Decision) {
     } else {
         let text = d.advice.join("\n");
         match ctx.host {
-            Host::Claude | Host::Codex => Verdict::Context(text),
+            // Claude Code reads PreToolUse `additionalContext` without a permission decision
+            // (an `allow` decision would skip its permission prompt: never used for advice).
+            // Other hosts' PreToolUse context forms are unverified: a note on stderr.
+            Host::Claude => Verdict::Context(text),
             _ => Verdict::Note(text),
         }
     };

@@ -538,7 +538,7 @@ fn nested_worktree_advisory_once_per_session() {
 }
 
 #[test]
-fn advisories_render_as_context_for_claude_and_codex_and_notes_elsewhere() {
+fn advisories_render_as_context_for_claude_and_notes_elsewhere() {
     let fx = fixture(GUARDS);
     let payload = json!({"tool_name": "Agent", "tool_input": {}, "cwd": fx.wt});
     let input = normalize(payload.as_object().unwrap());
@@ -546,7 +546,7 @@ fn advisories_render_as_context_for_claude_and_codex_and_notes_elsewhere() {
     let env = |_: &str| None;
     for (host, context) in [
         (Host::Claude, true),
-        (Host::Codex, true),
+        (Host::Codex, false),
         (Host::Gemini, false),
     ] {
         let ctx = Ctx {
