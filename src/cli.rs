@@ -69,6 +69,9 @@ enum Command {
     Phase(cmd::agent::PhaseArgs),
     /// Print the project's lifecycle state.
     State(cmd::agent::StateArgs),
+    /// List, enable or disable the project's rule packs (`.fable/config.toml`).
+    #[command(subcommand)]
+    Pack(cmd::agent::PackCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the fable(1) man page (roff): `fable man | man -l -`.
@@ -122,6 +125,7 @@ pub fn main() -> i32 {
         Command::Evidence(a) => a.run(),
         Command::Phase(a) => a.run(),
         Command::State(a) => a.run(),
+        Command::Pack(a) => a.run(),
         Command::Completions(a) => a.run(),
         Command::Man(a) => a.run(),
     };

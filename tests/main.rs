@@ -14,6 +14,7 @@ mod install;
 mod new_hosts;
 mod nudge;
 mod ownership;
+mod packs;
 mod plugin_corpus;
 mod plugins;
 mod real_clients;

@@ -10,6 +10,10 @@
 //! blocked (exit 2). A second pair measures `post-tool-use` of a Write (discovery, lock, state
 //! read, mutation, atomic durable write). Each sample is one process: spawn, stdin from a file,
 //! `wait4` for the exit status and the child's peak RSS; wall time from a monotonic clock.
+//! A second project enables the `guards` rule pack (`.fable/config.toml`) and has a linked
+//! worktree: rows time a denied `rm` (lexer, config read, fire-log append), a subagent's denied
+//! `Read` of the primary checkout from the worktree (realpaths, the worktree's `.git` file), and
+//! a `Bash` call no rule concerns (the fast path).
 //! Exit status 1 only for a correctness failure (wrong exit code, wrong final generation), never
 //! for timing.
 
@@ -138,6 +142,23 @@ fn setup(root: &Path) -> (PathBuf, u64) {
     )
     .unwrap();
     (proj, s.mutation_generation)
+}
+
+/// A git checkout with the `guards` pack enabled and a linked worktree inside it (laid out by
+/// hand, as `git worktree add` would): (primary, worktree).
+fn setup_guards(root: &Path) -> (PathBuf, PathBuf) {
+    let primary = root.join("guarded");
+    std::fs::create_dir_all(primary.join(".fable")).unwrap();
+    std::fs::create_dir_all(primary.join("src")).unwrap();
+    std::fs::write(primary.join("src/lib.rs"), "x").unwrap();
+    std::fs::write(primary.join(".fable/config.toml"), "packs = [\"guards\"]\n").unwrap();
+    let gitdir = primary.join(".git/worktrees/agent-1");
+    std::fs::create_dir_all(&gitdir).unwrap();
+    std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+    let wt = primary.join(".claude/worktrees/agent-1");
+    std::fs::create_dir_all(wt.join("src")).unwrap();
+    std::fs::write(wt.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    (primary, wt)
 }
 
 fn main() {
@@ -279,6 +300,78 @@ fn main() {
         }
         rows.push(s);
     }
+    // The guards pack.
+    let (guarded, wt) = setup_guards(&root);
+    let rm = root.join("rm.json");
+    std::fs::write(
+        &rm,
+        json!({"session_id": "s", "cwd": guarded, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_use_id": "t", "tool_input": {"command": "cd build && rm -rf \"$OUT\"/$name/cache"}})
+        .to_string(),
+    )
+    .unwrap();
+    let read = root.join("read.json");
+    std::fs::write(
+        &read,
+        json!({"session_id": "s", "cwd": wt, "agent_id": "a", "agent_type": "engineer",
+               "hook_event_name": "PreToolUse", "tool_name": "Read",
+               "tool_input": {"file_path": guarded.join("src/lib.rs")}})
+        .to_string(),
+    )
+    .unwrap();
+    let ls = root.join("ls.json");
+    std::fs::write(
+        &ls,
+        json!({"session_id": "s", "cwd": guarded, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls -la src"}})
+        .to_string(),
+    )
+    .unwrap();
+    let guarded_pre = || {
+        let mut c = base(&hook);
+        c.arg("pre-tool-use").env("CLAUDE_PROJECT_DIR", &guarded);
+        c
+    };
+    println!();
+    let guard_rows: [(&str, &PathBuf, i32); 3] = [
+        ("guards: rm $VAR (deny + fire log)", &rm, 2),
+        ("guards: worktree Read (deny)", &read, 2),
+        ("guards: Bash, no rule concerned", &ls, 0),
+    ];
+    let mut worst = Duration::ZERO;
+    for (name, input, expect) in guard_rows {
+        match measure(name, &guarded_pre, input, iters, expect) {
+            Some(s) => {
+                worst = worst.max(s.median);
+                println!(
+                    "{:<36} {:>10} {:>10} {:>10} {:>8} KiB",
+                    name,
+                    ms(s.median),
+                    ms(s.p95),
+                    ms(s.mean),
+                    s.max_rss_kib
+                );
+            }
+            None => ok = false,
+        }
+    }
+    let fires = std::fs::read_to_string(guarded.join(".fable/enforcement-fires.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0);
+    let expected_fires = 2 * (iters + iters.min(10));
+    if fires != expected_fires {
+        eprintln!("guards: {fires} fire-log lines (expected {expected_fires})");
+        ok = false;
+    }
+    println!(
+        "budget pre-tool-use with the guards pack: slowest median {} (<= 2 ms: {})",
+        ms(worst),
+        if worst <= Duration::from_millis(2) {
+            "yes"
+        } else {
+            "NO"
+        }
+    );
     // Correctness: every post-tool-use run (warm-up included) advanced the generation once.
     let state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(proj.join(".fable/state.json")).unwrap()).unwrap();

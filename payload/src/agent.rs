@@ -24,7 +24,8 @@ pub const LEDGER_TEMPLATE: &str = "# fable ledger\n\n\
      `- [~] deferred -- reason`. A line `PAUSED: reason` pauses enforcement. -->\n";
 
 const GITIGNORE: &str =
-    "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\nstate.json.broken-*\nstop-blocks.json\n";
+    "state.lock\nstate.lock.break\npending-mutations/\n.*.tmp-*\nstate.json.broken-*\nstop-blocks.json\n\
+     enforcement-fires.jsonl*\npack-advisories.json\n";
 
 /// Tunables for the commands: like the evaluator's, but a longer default lock wait (5 s).
 pub fn command_config() -> Config {

@@ -66,6 +66,14 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// `.fable/config.toml` is not valid.
+    #[error("{} is not valid: {reason}", path.display())]
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// Why it was rejected.
+        reason: String,
+    },
     /// The project has not opted in (no `.fable/` found).
     #[error("no .fable/ directory found from {} (run `fable init` in the project)", start.display())]
     NotOptedIn {

@@ -43,6 +43,7 @@ pub mod ledger;
 pub mod lock;
 pub mod normalize;
 pub mod output;
+pub mod packs;
 pub mod project;
 pub mod repair;
 pub mod state;
@@ -101,16 +102,41 @@ pub struct Request<'a> {
 /// evaluated as its Claude equivalent but answered in the form of the wired event (Cursor's
 /// permission events need `{"permission": ...}` even on allow).
 pub fn evaluate(req: &Request<'_>) -> Outcome {
+    let (out, fires) = evaluate_deferred(req);
+    fires.append();
+    out
+}
+
+/// Fire-log lines of a decision, to append once the answer is out ([`packs::firelog`]).
+#[derive(Debug, Default)]
+pub struct PendingFires {
+    dir: Option<PathBuf>,
+    fires: Vec<packs::Fire>,
+}
+
+impl PendingFires {
+    /// Appends the lines; nothing that happens here can change the answer.
+    pub fn append(self) {
+        if let Some(dir) = &self.dir {
+            packs::firelog::append(dir, &self.fires);
+        }
+    }
+}
+
+/// [`evaluate`], returning the fire-log lines instead of writing them, so that the process
+/// writes them after its answer is printed.
+pub fn evaluate_deferred(req: &Request<'_>) -> (Outcome, PendingFires) {
+    let none = PendingFires::default;
     let wired = req.event;
     let host = match output::answering_host(req.host, req.payload) {
         output::Answering::Evaluate(h) => h,
         output::Answering::CursorDuplicate => {
-            return output::render(&Verdict::Allow, wired, Host::Cursor)
+            return (output::render(&Verdict::Allow, wired, Host::Cursor), none())
         }
     };
     let event = wired.claude_equivalent();
     if !EVALUATED_EVENTS.contains(&event) {
-        return output::render(&Verdict::Allow, wired, host);
+        return (output::render(&Verdict::Allow, wired, host), none());
     }
     let req = Request {
         event,
@@ -123,11 +149,42 @@ pub fn evaluate(req: &Request<'_>) -> Outcome {
     if !host.spec().trusts_stop_hook_active() {
         input.stop_hook_active = false;
     }
-    let mut verdict = decide(&req, &input);
+    let decided = decide(&req, &input);
+    let mut verdict = decided.verdict;
     if event == Event::SessionStart {
         verdict = with_nudge(verdict, fable_snapshot::staleness::nudge());
     }
-    output::render(&verdict, wired, host)
+    let mut out = output::render(&verdict, wired, host);
+    for e in &decided.errors {
+        out.stderr.push_str(&format!(
+            "fable-hook: rule {} (ignored, failing open)\n",
+            output::one_line(e)
+        ));
+    }
+    let fires = PendingFires {
+        dir: decided.fire_dir,
+        fires: decided.fires,
+    };
+    (out, fires)
+}
+
+/// A verdict, and the fire-log lines of pack rules to append once it is out.
+struct Decided {
+    verdict: Verdict,
+    fires: Vec<packs::Fire>,
+    fire_dir: Option<PathBuf>,
+    errors: Vec<String>,
+}
+
+impl From<Verdict> for Decided {
+    fn from(verdict: Verdict) -> Self {
+        Decided {
+            verdict,
+            fires: Vec::new(),
+            fire_dir: None,
+            errors: Vec::new(),
+        }
+    }
 }
 
 /// Adds the hook-snapshot staleness nudge (one line, when this evaluator's own source changed
@@ -141,30 +198,88 @@ fn with_nudge(verdict: Verdict, nudge: Option<String>) -> Verdict {
     }
 }
 
-fn decide(req: &Request<'_>, input: &Input) -> Verdict {
+/// The lifecycle rules, then the enabled rule packs ([`packs`]) where one of their rules is a
+/// candidate for the call.
+fn decide(req: &Request<'_>, input: &Input) -> Decided {
     // Fast paths that need no discovery at all.
     let protected = match req.event {
         Event::PreToolUse => events::pre_tool_use::protected_target(input),
         _ => None,
     };
+    let pack_candidate = packs::candidate(packs::PACKS, req.event, input);
     match req.event {
         Event::PreToolUse
-            if protected.is_none() && !events::pre_tool_use::needs_project(input, req.config) =>
+            if protected.is_none()
+                && !pack_candidate
+                && !events::pre_tool_use::needs_project(input, req.config) =>
         {
-            return Verdict::Allow
+            return Verdict::Allow.into()
         }
-        Event::PostToolUse if !events::post_tool_use::relevant(input) => return Verdict::Allow,
+        Event::PostToolUse if !events::post_tool_use::relevant(input) => {
+            return Verdict::Allow.into()
+        }
         _ => {}
     }
     let start = match &input.authority {
-        Authority::Invalid(_) => return Verdict::Allow,
+        Authority::Invalid(_) => return Verdict::Allow.into(),
         Authority::Dir(d) => d.clone(),
         Authority::Absent => match &req.process_cwd {
             Some(d) => d.clone(),
-            None => return Verdict::Allow,
+            None => return Verdict::Allow.into(),
         },
     };
     let found = discovery::discover(&start);
+    let governing = match &found {
+        Found::Project { root } if pack_candidate => packs::governing(&start, Some(root)),
+        Found::None if pack_candidate => packs::governing(&start, None),
+        _ => None,
+    };
+    let Some((pack_project, pack_config)) = governing else {
+        return lifecycle(req, input, &start, found, protected.as_deref()).into();
+    };
+    let ctx = packs::Ctx {
+        event: req.event,
+        host: req.host,
+        input,
+        project: &pack_project,
+        config: &pack_config,
+        env: &packs::process_env,
+        durable: req.config.durable,
+    };
+    let (verdict, d) = match req.event {
+        Event::Stop | Event::SessionEnd => {
+            let gate = match &found {
+                Found::Project { root } => {
+                    events::stop::gate(&project::Project::new(root), input, req.event)
+                }
+                _ => Verdict::Allow,
+            };
+            packs::stop_verdict(packs::PACKS, &ctx, req.config, gate)
+        }
+        _ => {
+            let v = lifecycle(req, input, &start, found, protected.as_deref());
+            if v != Verdict::Allow {
+                return v.into();
+            }
+            packs::pre_tool_use(packs::PACKS, &ctx)
+        }
+    };
+    Decided {
+        verdict,
+        fires: d.fires,
+        fire_dir: Some(packs::worktree::fire_log_dir(&pack_project.root)),
+        errors: d.errors,
+    }
+}
+
+/// fable's own lifecycle rules for a call whose discovery from `start` gave `found`.
+fn lifecycle(
+    req: &Request<'_>,
+    input: &Input,
+    start: &std::path::Path,
+    found: Found,
+    protected: Option<&str>,
+) -> Verdict {
     let (root, refused) = match found {
         Found::None => return Verdict::Allow,
         Found::Project { root } => (root, None),
@@ -192,8 +307,8 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
         };
     }
     let project = project::Project::new(&root);
-    if let Some(target) = &protected {
-        if events::pre_tool_use::targets_project_state(&project, &start, target) {
+    if let Some(target) = protected {
+        if events::pre_tool_use::targets_project_state(&project, start, target) {
             return events::pre_tool_use::protected_write(target);
         }
         if !events::pre_tool_use::needs_project(input, req.config) {
@@ -202,7 +317,11 @@ fn decide(req: &Request<'_>, input: &Input) -> Verdict {
     }
     match req.event {
         Event::SessionStart => events::session_start::run(&project),
-        Event::PreToolUse => events::pre_tool_use::run(&project, req.config),
+        // Reached for a pack rule's candidate too: only a delegation that needs it is guarded.
+        Event::PreToolUse if events::pre_tool_use::needs_project(input, req.config) => {
+            events::pre_tool_use::run(&project, req.config)
+        }
+        Event::PreToolUse => Verdict::Allow,
         Event::PostToolUse => events::post_tool_use::run(&project, input, req.config, false),
         Event::PostToolUseFailure => events::post_tool_use::run(&project, input, req.config, true),
         Event::Stop | Event::SessionEnd => {
@@ -361,11 +480,13 @@ fn run(raw: &[OsString]) -> i32 {
         process_cwd: std::env::current_dir().ok(),
         config: &config,
     };
-    let out = evaluate(&req);
+    let (out, fires) = evaluate_deferred(&req);
     emit_stdout(&out.stdout);
     let stderr = args.host_note.clone().unwrap_or_default() + &out.stderr;
     if !stderr.is_empty() {
         let _ = std::io::stderr().write_all(stderr.as_bytes());
     }
+    // After the answer is out: the fire log cannot change it.
+    fires.append();
     out.code
 }

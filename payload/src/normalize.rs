@@ -6,6 +6,8 @@
 //! - `tool_name` / `toolName` / `tool`; `tool_input` / `toolInput` / `toolArgs` (Copilot CLI);
 //!   `tool_response` / `toolResponse` / `tool_result` / `toolResult` / `tool_output` /
 //!   `toolOutput` (else top-level `exit_code`, `exitCode`, `output`, `is_error`, `success`);
+//! - `agent_id` / `agentId`, `agent_type` / `agentType`, `tool_use_id` / `toolUseId` (non-empty
+//!   strings only; the absence of `agent_id` marks the main session's call);
 //! - `stop_hook_active` / `stopHookActive`; Cursor's `loop_count` / `loopCount` >= 1 (the
 //!   number of follow-ups already sent in this run) is a re-entrant stop too.
 //!
@@ -55,6 +57,13 @@ pub struct Input {
     /// The session (`session_id` / `sessionId`; Cursor `conversation_id` / `conversationId`),
     /// when given as a non-empty string: the key of the Stop block count.
     pub session_id: Option<String>,
+    /// `agent_id` / `agentId` as a non-empty string: present only on a subagent's call
+    /// (Claude Code omits it, and `agent_type`, on the main session's).
+    pub agent_id: Option<String>,
+    /// `agent_type` / `agentType` as a non-empty string (the subagent's role).
+    pub agent_type: Option<String>,
+    /// `tool_use_id` / `toolUseId` as a non-empty string (copied into the fire log).
+    pub tool_use_id: Option<String>,
 }
 
 const AUTHORITY_KEYS: &[&str] = &[
@@ -182,7 +191,18 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_owned),
+        agent_id: nonempty(m, &["agent_id", "agentId"]),
+        agent_type: nonempty(m, &["agent_type", "agentType"]),
+        tool_use_id: nonempty(m, &["tool_use_id", "toolUseId"]),
     }
+}
+
+/// The first of `keys` present, when it is a non-empty string.
+fn nonempty(m: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    first(m, keys)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
 /// Fields only Cursor's payloads carry: Cursor also runs `~/.claude/settings.json` hooks

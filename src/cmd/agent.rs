@@ -1,4 +1,4 @@
-//! Agent-facing commands: `fable init`, `fable evidence`, `fable phase`, `fable state`
+//! Agent-facing commands: `fable init`, `fable evidence`, `fable phase`, `fable state`, `fable pack`
 //! (`--sync`, `--repair`).
 //!
 //! They run in the project governing the current directory (the evaluator's discovery: walk up
@@ -14,17 +14,21 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use fable_payload::agent;
+use fable_payload::packs;
 use fable_payload::state::State;
 use fable_payload::Error;
 
 use crate::cli::{Run, EXIT_USAGE};
 
-/// `fable init [--dir DIR] [--json]`.
+/// `fable init [--dir DIR] [--pack NAME]... [--json]`.
 #[derive(Args, Debug)]
 pub struct InitArgs {
     /// The project directory (default: the enclosing worktree root, else the current directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Enable a rule pack in `.fable/config.toml` (repeatable; `fable pack list` shows them).
+    #[arg(long = "pack", value_name = "NAME")]
+    pub packs: Vec<String>,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -127,8 +131,25 @@ impl Run for InitArgs {
             None => agent::default_init_dir(&cwd()?),
         };
         let cfg = agent::command_config();
+        if let Some(bad) = self.packs.iter().find(|p| packs::find(p).is_none()) {
+            return fail(
+                Error::Usage(format!(
+                    "unknown pack {bad:?} (packs: {})",
+                    packs::config::names()
+                )),
+                self.json,
+            );
+        }
         match agent::init(&dir, &cfg) {
-            Ok(r) => {
+            Ok(mut r) => {
+                for name in &self.packs {
+                    match packs::config::set_enabled(&r.project.fable_dir, name, true, cfg.durable)
+                    {
+                        Ok(true) => r.created.push(format!("pack {name}")),
+                        Ok(false) => {}
+                        Err(e) => return fail(e, self.json),
+                    }
+                }
                 if self.json {
                     println!(
                         "{}",
@@ -314,4 +335,108 @@ impl Run for StateArgs {
         }
         Ok(0)
     }
+}
+
+/// `fable pack list|enable|disable`: the rule packs of the current project.
+#[derive(clap::Subcommand, Debug)]
+pub enum PackCommand {
+    /// List the rule packs and whether this project enables them.
+    List {
+        /// Print one JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Enable a rule pack in `.fable/config.toml`.
+    Enable {
+        /// The pack.
+        name: String,
+    },
+    /// Disable a rule pack.
+    Disable {
+        /// The pack.
+        name: String,
+    },
+}
+
+impl Run for PackCommand {
+    fn run(self) -> anyhow::Result<i32> {
+        let found = agent::find(&cwd()?);
+        let (name, on) = match self {
+            PackCommand::List { json } => return pack_list(found, json),
+            PackCommand::Enable { name } => (name, true),
+            PackCommand::Disable { name } => (name, false),
+        };
+        let project = match found {
+            Ok(p) => p,
+            Err(e) => return fail(e, false),
+        };
+        let cfg = agent::command_config();
+        match packs::config::set_enabled(&project.fable_dir, &name, on, cfg.durable) {
+            Ok(changed) => {
+                let what = if on { "enabled" } else { "disabled" };
+                if changed {
+                    println!(
+                        "{what} pack {name} in {}",
+                        packs::config::path(&project.fable_dir).display()
+                    );
+                } else {
+                    println!("pack {name} is already {what}");
+                }
+                Ok(0)
+            }
+            Err(e) => fail(e, false),
+        }
+    }
+}
+
+fn pack_list(
+    found: Result<fable_payload::project::Project, Error>,
+    json_out: bool,
+) -> anyhow::Result<i32> {
+    let (project, config) = match found {
+        Ok(p) => match packs::config::read(&p.fable_dir) {
+            Ok(c) => (Some(p), c),
+            Err(e) => return fail(e, json_out),
+        },
+        Err(Error::NotOptedIn { .. }) => (None, packs::PackConfig::default()),
+        Err(e) => return fail(e, json_out),
+    };
+    if json_out {
+        let list: Vec<_> = packs::PACKS
+            .iter()
+            .map(|p| {
+                json!({"name": p.name, "enabled": config.enabled(p.name), "summary": p.summary,
+                       "rules": p.rules.iter().map(|r| r.id()).collect::<Vec<_>>()})
+            })
+            .collect();
+        let unknown: Vec<_> = config
+            .packs
+            .iter()
+            .filter(|n| packs::find(n).is_none())
+            .collect();
+        println!(
+            "{}",
+            json!({"ok": true, "project": project.as_ref().map(|p| &p.root), "packs": list,
+                   "unknown": unknown})
+        );
+        return Ok(0);
+    }
+    match &project {
+        Some(p) => println!("project: {}", p.root.display()),
+        None => println!("no project here (run `fable init`); available packs:"),
+    }
+    for p in packs::PACKS {
+        let mark = if config.enabled(p.name) {
+            "enabled "
+        } else {
+            "disabled"
+        };
+        println!("  {mark}  {}: {}", p.name, p.summary);
+        let rules: Vec<_> = p.rules.iter().map(|r| r.id()).collect();
+        println!("            rules: {}", rules.join(", "));
+    }
+    for n in config.packs.iter().filter(|n| packs::find(n).is_none()) {
+        println!("  unknown   {n} (listed in .fable/config.toml; not a pack of this fable)");
+    }
+    Ok(0)
 }

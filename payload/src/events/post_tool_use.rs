@@ -68,15 +68,41 @@ const COMMAND_TOOLS: &[&str] = &[
     "exec",
 ];
 
-/// Whether the tool mutates the workspace.
+/// Tool parts of an MCP tool name (`mcp__SERVER__TOOL`, squashed) that write, besides
+/// [`WRITE_TOOLS`].
+const MCP_WRITE_TOOLS: &[&str] = &[
+    "appendfile",
+    "createdirectory",
+    "patchfile",
+    "overwritefile",
+    "updatefile",
+    "insertfile",
+];
+
+/// Whether the tool mutates the workspace: a name of [`WRITE_TOOLS`], or an MCP tool
+/// (`mcp__SERVER__TOOL`) whose tool part is a write verb (`write_file`, `edit_file`,
+/// `create_file`, `move_file`, `delete_file`, `append_file`, ...). A missing name counts.
 pub fn is_write(input: &Input) -> bool {
     match &input.tool_name {
         None => true,
         Some(n) => {
             let s = squash(n);
-            WRITE_TOOLS.iter().any(|w| w.eq_ignore_ascii_case(&s))
+            if WRITE_TOOLS.contains(&s.as_str()) {
+                return true;
+            }
+            mcp_tool_part(n).is_some_and(|t| {
+                let t = squash(t);
+                WRITE_TOOLS.contains(&t.as_str()) || MCP_WRITE_TOOLS.contains(&t.as_str())
+            })
         }
     }
+}
+
+/// The tool part of an MCP tool name `mcp__SERVER__TOOL` (the text after the last `__`).
+fn mcp_tool_part(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (_, tool) = rest.rsplit_once("__")?;
+    (!tool.is_empty()).then_some(tool)
 }
 
 /// Whether the tool runs commands (a missing name counts).
@@ -308,6 +334,36 @@ pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn named(n: &str) -> Input {
+        let m = json!({ "tool_name": n });
+        crate::normalize::normalize(m.as_object().unwrap())
+    }
+
+    #[test]
+    fn mcp_write_tools_are_mutations() {
+        for (name, write) in [
+            ("mcp__filesystem__write_file", true),
+            ("mcp__filesystem__edit_file", true),
+            ("mcp__fs__create_file", true),
+            ("mcp__fs__move_file", true),
+            ("mcp__fs__delete_file", true),
+            ("mcp__fs__append_file", true),
+            ("mcp__fs__create_directory", true),
+            ("mcp__my_server__writeFile", true),
+            ("mcp__fs__write", true),
+            ("mcp__fs__read_file", false),
+            ("mcp__fs__list_directory", false),
+            ("mcp__github__create_issue", false),
+            ("mcp__write_file", false),
+            ("mcp__fs__", false),
+            ("write_file_reader", false),
+            ("Write", true),
+            ("Read", false),
+        ] {
+            assert_eq!(is_write(&named(name)), write, "{name}");
+        }
+    }
 
     #[test]
     fn failure_shapes() {

@@ -4,8 +4,9 @@
 //! `workflow` or `worker`, or a payload without a tool name) whose prompt-like fields
 //! (`prompt`, `script`, `description`, `task`, `instructions`) total at least
 //! `FABLE_SPAWN_MIN_CHARS` characters (default 1500) is blocked when the project's ledger has no
-//! open card and is not paused. Forks (`subagent_type` / `agentType` / `agent_type` / `mode`
-//! containing "fork") and small delegations are exempt.
+//! open card and is not paused. Forks (`subagent_type` / `agent_type` / `agentType` /
+//! `agenttype` / `mode` / `type` containing "fork", at any depth of `tool_input`) and small
+//! delegations are exempt.
 //!
 //! Lifecycle state is changed only by fable's transactions: a write tool (the PostToolUse
 //! allowlist) whose target is `.fable/state.json`, `.fable/state.lock`,
@@ -43,7 +44,12 @@ const TEXT_FIELDS: &[&str] = &[
     // Codex `spawn_agent`.
     "message",
 ];
-const FORK_FIELDS: &[&str] = &["subagent_type", "agentType", "agent_type", "mode"];
+/// Keys naming a delegation's kind, compared case-insensitively, at any depth of `tool_input`.
+const FORK_FIELDS: &[&str] = &["subagent_type", "agent_type", "agenttype", "mode", "type"];
+/// Nesting levels of `tool_input` searched for a fork marker.
+const FORK_MAX_DEPTH: usize = 8;
+/// Values of `tool_input` inspected for a fork marker, at most (a bound on hostile payloads).
+const FORK_MAX_NODES: usize = 4096;
 
 /// Whether the tool is a delegation (a missing or malformed tool name counts).
 pub fn is_delegation(input: &Input) -> bool {
@@ -56,14 +62,31 @@ pub fn is_delegation(input: &Input) -> bool {
     }
 }
 
-/// Whether the delegation is a fork.
+/// Whether the delegation is a fork: a key of [`FORK_FIELDS`] (`subagent_type`, `agent_type`,
+/// `agentType`, `agenttype`, `mode`, `type`; any case) whose string value contains "fork", at
+/// the top of `tool_input` or nested in objects and arrays (up to [`FORK_MAX_DEPTH`] levels and
+/// [`FORK_MAX_NODES`] values).
 pub fn is_fork(tool_input: &Value) -> bool {
-    FORK_FIELDS.iter().any(|k| {
-        tool_input
-            .get(k)
-            .and_then(Value::as_str)
-            .is_some_and(|s| s.to_lowercase().contains("fork"))
-    })
+    let mut budget = FORK_MAX_NODES;
+    fork_in(tool_input, 0, &mut budget)
+}
+
+fn fork_in(v: &Value, depth: usize, budget: &mut usize) -> bool {
+    if depth > FORK_MAX_DEPTH || *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    match v {
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            let named = FORK_FIELDS.iter().any(|f| f.eq_ignore_ascii_case(k));
+            (named
+                && v.as_str()
+                    .is_some_and(|s| s.to_ascii_lowercase().contains("fork")))
+                || fork_in(v, depth + 1, budget)
+        }),
+        Value::Array(a) => a.iter().any(|v| fork_in(v, depth + 1, budget)),
+        _ => false,
+    }
 }
 
 /// Characters of the prompt-like fields, joined by newlines.
@@ -275,6 +298,34 @@ pub fn run(project: &Project, cfg: &Config) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forks_are_found_at_any_depth() {
+        use serde_json::json;
+        for (ti, fork) in [
+            (json!({"subagent_type": "fork"}), true),
+            (json!({"agentType": "Fork-worker"}), true),
+            (json!({"agenttype": "fork"}), true),
+            (json!({"mode": "fork"}), true),
+            (json!({"type": "fork"}), true),
+            (json!({"options": {"agent_type": "fork"}}), true),
+            (json!({"spawn": [{"config": {"Mode": "FORK"}}]}), true),
+            (json!({"a": {"b": {"c": {"type": "fork"}}}}), true),
+            (json!({"subagent_type": "engineer"}), false),
+            (json!({"prompt": "fork the repo"}), false),
+            (json!({"description": {"text": "fork"}}), false),
+            (json!({"type": 3}), false),
+            (json!(null), false),
+        ] {
+            assert_eq!(is_fork(&ti), fork, "{ti}");
+        }
+        // Deeper than the bound: not searched.
+        let mut deep = json!({"type": "fork"});
+        for _ in 0..20 {
+            deep = json!({ "x": deep });
+        }
+        assert!(!is_fork(&deep));
+    }
 
     #[test]
     fn codex_spawn_agent_text_is_measured() {

@@ -32,7 +32,13 @@ fn block(event: Event, body: String) -> Verdict {
 /// blocked stops of the payload's session without progress, the stop is let through with a
 /// loud note; an allowed stop resets the session's count.
 pub fn run(project: &Project, input: &Input, event: Event, cfg: &Config) -> Verdict {
-    let verdict = gate(project, input, event);
+    bound(project, input, cfg, gate(project, input, event))
+}
+
+/// Bounds a stop's `verdict` per session ([`crate::stop_count`]): a block is counted and, past
+/// the limit, let through with a loud note; an allowed stop resets the count. Shared by the
+/// lifecycle gate and the rule packs' Stop rules (one counter for both).
+pub fn bound(project: &Project, input: &Input, cfg: &Config, verdict: Verdict) -> Verdict {
     let Some(session) = input.session_id.as_deref() else {
         return verdict;
     };
