@@ -7,15 +7,15 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation};
+use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
 /// Claude Code.
 pub struct Claude;
 
-/// Claude Code's events, canonical by definition.
-const EVENTS: &[(Event, &str)] = &[
+/// Claude Code's events, canonical by definition (Qwen Code uses the same names).
+pub(crate) const EVENTS: &[(Event, &str)] = &[
     (Event::PreToolUse, "PreToolUse"),
     (Event::PostToolUse, "PostToolUse"),
     (Event::PostToolUseFailure, "PostToolUseFailure"),
@@ -179,11 +179,20 @@ impl HostSpec for Claude {
 /// `{type: "command", command, timeout}` plus the manifest's other keys: the entry shape of
 /// Claude Code and the hosts that copied its schema.
 pub(crate) fn command_entry(entry: &EntrySpec<'_>) -> Value {
+    command_entry_in(entry, TimeoutUnit::Seconds, None)
+}
+
+/// [`command_entry`] with the timeout in `unit` and, for hosts that require one, a `name`
+/// first (Gemini).
+pub(crate) fn command_entry_in(entry: &EntrySpec<'_>, unit: TimeoutUnit, name: Option<&str>) -> Value {
     let mut m = Map::new();
+    if let Some(name) = name {
+        m.insert("name".into(), json!(name));
+    }
     m.insert("type".into(), json!("command"));
     m.insert("command".into(), json!(entry.command));
     if let Some(t) = entry.timeout_secs {
-        m.insert("timeout".into(), json!(t));
+        m.insert("timeout".into(), json!(unit.from_secs(t)));
     }
     pass_through(&mut m, entry.extra);
     Value::Object(m)

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::claude::pass_through;
+use crate::claude::command_entry_in;
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
 use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
@@ -83,15 +83,7 @@ impl HostSpec for Gemini {
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
-        let mut m = Map::new();
-        m.insert("name".into(), json!(entry.name));
-        m.insert("type".into(), json!("command"));
-        m.insert("command".into(), json!(entry.command));
-        if let Some(t) = entry.timeout_secs {
-            m.insert("timeout".into(), json!(self.timeout_unit().from_secs(t)));
-        }
-        pass_through(&mut m, entry.extra);
-        Value::Object(m)
+        command_entry_in(entry, self.timeout_unit(), Some(entry.name))
     }
 
     fn payload_common(&self, ctx: &Ctx, name: &str, _event: Option<Event>) -> Map<String, Value> {

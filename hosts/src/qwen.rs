@@ -11,7 +11,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::claude::{claude_form, pass_through};
+use crate::claude::{claude_form, command_entry_in, EVENTS};
 use crate::output::{Outcome, Verdict};
 use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
@@ -20,22 +20,6 @@ use crate::Event;
 /// Qwen Code.
 pub struct Qwen;
 
-/// Qwen's events: Claude Code's names (its `HookEventName`).
-const EVENTS: &[(Event, &str)] = &[
-    (Event::PreToolUse, "PreToolUse"),
-    (Event::PostToolUse, "PostToolUse"),
-    (Event::PostToolUseFailure, "PostToolUseFailure"),
-    (Event::Notification, "Notification"),
-    (Event::UserPromptSubmit, "UserPromptSubmit"),
-    (Event::Stop, "Stop"),
-    (Event::SubagentStart, "SubagentStart"),
-    (Event::SubagentStop, "SubagentStop"),
-    (Event::PreCompact, "PreCompact"),
-    (Event::PostCompact, "PostCompact"),
-    (Event::SessionStart, "SessionStart"),
-    (Event::SessionEnd, "SessionEnd"),
-    (Event::PermissionRequest, "PermissionRequest"),
-];
 
 /// Claude Code's tool names -> Qwen's (its `ToolNames`).
 const TOOLS: ToolTable = &[
@@ -89,14 +73,7 @@ impl HostSpec for Qwen {
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
-        let mut m = Map::new();
-        m.insert("type".into(), json!("command"));
-        m.insert("command".into(), json!(entry.command));
-        if let Some(t) = entry.timeout_secs {
-            m.insert("timeout".into(), json!(self.timeout_unit().from_secs(t)));
-        }
-        pass_through(&mut m, entry.extra);
-        Value::Object(m)
+        command_entry_in(entry, self.timeout_unit(), None)
     }
 
     fn payload_common(&self, ctx: &Ctx, name: &str, event: Option<Event>) -> Map<String, Value> {

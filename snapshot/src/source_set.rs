@@ -386,12 +386,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let r = d.path().join("src");
         touch(&r.join("hooks/hooks.json"), "{}");
-        touch(&r.join("shared/x.sh"), "echo");
-        std::os::unix::fs::symlink("../shared/x.sh", r.join("hooks/x.sh")).unwrap();
+        touch(&r.join("common/x.sh"), "echo");
+        std::os::unix::fs::symlink("../common/x.sh", r.join("hooks/x.sh")).unwrap();
         let files = source_paths(&r, &SourceConfig::default()).unwrap();
         assert_eq!(
             rels(&files),
-            ["hooks/hooks.json", "hooks/x.sh", "shared/x.sh"]
+            ["common/x.sh", "hooks/hooks.json", "hooks/x.sh"]
         );
         touch(&d.path().join("outside.sh"), "echo");
         std::os::unix::fs::symlink(d.path().join("outside.sh"), r.join("hooks/bad.sh")).unwrap();
@@ -414,12 +414,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let r = d.path().join("src");
         touch(&r.join("hooks/hooks.json"), "{}");
-        touch(&r.join("shared/lib/a.sh"), "echo");
-        std::os::unix::fs::symlink("../shared/lib", r.join("hooks/lib")).unwrap();
+        touch(&r.join("common/lib/a.sh"), "echo");
+        std::os::unix::fs::symlink("../common/lib", r.join("hooks/lib")).unwrap();
         let files = source_paths(&r, &SourceConfig::default()).unwrap();
         assert_eq!(
             rels(&files),
-            ["hooks/hooks.json", "hooks/lib/a.sh", "shared/lib/a.sh"]
+            ["common/lib/a.sh", "hooks/hooks.json", "hooks/lib/a.sh"]
         );
         touch(&d.path().join("elsewhere/b.sh"), "echo");
         std::os::unix::fs::symlink(d.path().join("elsewhere"), r.join("hooks/ext")).unwrap();
