@@ -8,9 +8,8 @@ use std::path::Path;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
-
-/// Exit code for a usage error (the README, "Using it").
-pub const EXIT_USAGE: i32 = 2;
+use crate::failure::Failure;
+pub use crate::failure::EXIT_USAGE;
 
 /// Something a subcommand does; returns the process exit code.
 pub trait Run {
@@ -99,9 +98,14 @@ pub fn main() -> i32 {
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
             let _ = e.print();
+            if e.use_stderr() {
+                usage_json(&e);
+            }
             return code;
         }
     };
+    let (name, json) = cli.command.json_request();
+    crate::json::set_command(name);
     if !matches!(
         cli.command,
         // `sync` talks to git's upload-pack over pipes: a closed pipe is an error, not a kill.
@@ -132,20 +136,87 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("fable: {}", error_chain(&e));
-            let usage = e.chain().any(|c| {
-                matches!(
-                    c.downcast_ref::<fable_installer::Error>(),
-                    Some(fable_installer::Error::Usage(_))
-                )
-            });
-            if usage {
-                EXIT_USAGE
-            } else {
-                1
+            let failure = Failure::of(&e);
+            eprintln!("fable: {}", failure.message);
+            if json {
+                crate::json::print_failure(&failure);
             }
+            failure.exit_code()
         }
     }
+}
+
+impl Command {
+    /// The command's name in the JSON envelope (`install`, `profile list`, ...) and whether
+    /// `--json` was given.
+    fn json_request(&self) -> (&'static str, bool) {
+        use cmd::agent::PackCommand as Pack;
+        use cmd::profile::ProfileCommand as Profile;
+        match self {
+            Command::Install(a) => match &a.target {
+                Some(cmd::install::InstallTarget::GitHooks(g)) => {
+                    ("install git-hooks", g.json || a.json)
+                }
+                None => ("install", a.json),
+            },
+            Command::Uninstall(a) => match &a.target {
+                Some(cmd::uninstall::UninstallTarget::GitHooks(g)) => {
+                    ("uninstall git-hooks", g.json || a.json)
+                }
+                None => ("uninstall", a.json),
+            },
+            Command::Status(a) => ("status", a.json),
+            Command::Doctor(a) => ("doctor", a.json),
+            Command::Update(a) => ("update", a.json),
+            Command::Rollback(a) => ("rollback", a.json),
+            Command::Gc(a) => ("gc", a.json),
+            Command::Apply(a) => ("apply", a.json),
+            Command::Sync(a) => ("sync", a.json),
+            Command::Profile(Profile::List { json }) => ("profile list", *json),
+            Command::Profile(Profile::Add { json, .. }) => ("profile add", *json),
+            Command::Profile(Profile::Remove { json, .. }) => ("profile remove", *json),
+            Command::Hook { .. } => ("hook", false),
+            Command::Init(a) => ("init", a.json),
+            Command::Evidence(a) => ("evidence", a.json),
+            Command::Phase(a) => ("phase", a.json),
+            Command::State(a) => ("state", a.json),
+            Command::Pack(Pack::List { json }) => ("pack list", *json),
+            Command::Pack(Pack::Enable { json, .. }) => ("pack enable", *json),
+            Command::Pack(Pack::Disable { json, .. }) => ("pack disable", *json),
+            Command::Completions(_) => ("completions", false),
+            Command::Man(_) => ("man", false),
+        }
+    }
+}
+
+/// A usage error of a command line that asked for `--json`: its envelope on stdout too. The
+/// command is named from the words that name subcommands (`fable profile add --json x`).
+fn usage_json(e: &clap::Error) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--json") {
+        return;
+    }
+    let mut words = Vec::new();
+    let mut cmd = Cli::command();
+    for a in &args {
+        match cmd.find_subcommand(a) {
+            Some(sub) => {
+                words.push(sub.get_name().to_string());
+                cmd = sub.clone();
+            }
+            None => break,
+        }
+    }
+    let name = if words.is_empty() {
+        "fable".to_string()
+    } else {
+        words.join(" ")
+    };
+    crate::json::set_command(name);
+    let rendered = e.to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    crate::json::print_failure(&Failure::usage(message));
 }
 
 /// Lets `fable status | head` end quietly the Unix way. Not for the evaluator (which must
@@ -155,13 +226,4 @@ pub fn restore_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-}
-
-/// The error and its causes on one line. Library errors put their cause in their own message
-/// and do not also expose it as `source()`, so each cause appears once.
-fn error_chain(e: &anyhow::Error) -> String {
-    e.chain()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(": ")
 }

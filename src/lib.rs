@@ -4,4 +4,6 @@
 
 pub mod cli;
 mod cmd;
+pub mod failure;
+pub mod json;
 pub mod selfupdate;

@@ -42,7 +42,7 @@ impl Default for DoctorOptions {
             fix: false,
             probe: true,
             probe_timeout: probe::DEFAULT_TIMEOUT,
-            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            lock_wait: fable_installer::lock::wait(),
         }
     }
 }

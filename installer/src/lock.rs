@@ -11,6 +11,19 @@ use crate::error::{Error, IoContext, Result};
 /// Default bound on how long a process waits for another install to finish.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(60);
 
+/// The environment variable that overrides [`DEFAULT_WAIT`], in milliseconds (0: do not wait).
+pub const WAIT_ENV: &str = "FABLE_INSTALL_LOCK_WAIT_MS";
+
+/// How long to wait for the install lock: `$FABLE_INSTALL_LOCK_WAIT_MS` when it is a number of
+/// milliseconds, else [`DEFAULT_WAIT`]. A command that gives up exits with its own code, so an
+/// engine can retry (docs/json.md).
+pub fn wait() -> Duration {
+    std::env::var(WAIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_WAIT, Duration::from_millis)
+}
+
 /// A held lock; released on drop (and by the kernel if the process dies).
 #[derive(Debug)]
 pub struct InstallLock {

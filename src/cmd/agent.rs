@@ -6,19 +6,21 @@
 //! refusing one owned by another user) and change state only through
 //! transactions (`fable_payload::agent`). Exit codes: 0 success, 1 failure (not opted in,
 //! unsafe or invalid state, refused transition), 2 usage error (unknown kind or phase, hollow
-//! evidence detail).
+//! evidence detail), 5 the state lock stayed busy (docs/json.md). Errors are returned to
+//! `cli::main`, which prints them (and their JSON envelope under `--json`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
+use serde::Serialize;
 
 use fable_payload::agent;
 use fable_payload::packs;
 use fable_payload::state::State;
 use fable_payload::Error;
 
-use crate::cli::{Run, EXIT_USAGE};
+use crate::cli::Run;
+use crate::json::{self, Changed};
 
 /// `fable init [--dir DIR] [--pack NAME]... [--json]`.
 #[derive(Args, Debug)]
@@ -94,18 +96,60 @@ fn cwd() -> anyhow::Result<PathBuf> {
     Ok(std::env::current_dir()?)
 }
 
-/// Maps library errors to exit codes: usage errors 2, everything else 1.
-fn fail(e: Error, json_out: bool) -> anyhow::Result<i32> {
-    let code = if matches!(e, Error::Usage(_)) {
-        EXIT_USAGE
-    } else {
-        1
-    };
-    if json_out {
-        println!("{}", json!({"ok": false, "error": e.to_string()}));
-    }
-    eprintln!("fable: {e}");
-    Ok(code)
+/// The `--json` report of `fable init`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InitDocument<'a> {
+    project: &'a Path,
+    workspace_id: &'a str,
+    created: &'a [String],
+    state: &'a State,
+}
+
+/// The `--json` report of `fable evidence`, `fable phase` (no `fresh`).
+#[derive(Serialize)]
+struct StateDocument<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fresh: Option<bool>,
+    state: &'a State,
+}
+
+/// The `--json` report of `fable state --repair`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RepairDocument<'a> {
+    repaired: bool,
+    reason: Option<&'a str>,
+    broken_copy: Option<&'a Path>,
+    kept: &'a [String],
+    reset: &'a [String],
+    folded: usize,
+    state: &'a State,
+}
+
+/// One pack in `fable pack list --json`.
+#[derive(Serialize)]
+struct PackEntry {
+    name: &'static str,
+    enabled: bool,
+    summary: &'static str,
+    rules: Vec<&'static str>,
+}
+
+/// The `--json` report of `fable pack list`.
+#[derive(Serialize)]
+struct PackList<'a> {
+    project: Option<&'a Path>,
+    packs: Vec<PackEntry>,
+    unknown: Vec<&'a String>,
+}
+
+/// The `--json` report of `fable pack enable|disable`.
+#[derive(Serialize)]
+struct PackChange<'a> {
+    name: &'a str,
+    enabled: bool,
+    config: PathBuf,
 }
 
 fn summary(s: &State) -> String {
@@ -132,30 +176,27 @@ impl Run for InitArgs {
         };
         let cfg = agent::command_config();
         if let Some(bad) = self.packs.iter().find(|p| packs::find(p).is_none()) {
-            return fail(
-                Error::Usage(format!(
-                    "unknown pack {bad:?} (packs: {})",
-                    packs::config::names()
-                )),
-                self.json,
-            );
+            return Err(Error::Usage(format!(
+                "unknown pack {bad:?} (packs: {})",
+                packs::config::names()
+            ))
+            .into());
         }
         match agent::init(&dir, &cfg) {
             Ok(mut r) => {
                 for name in &self.packs {
-                    match packs::config::set_enabled(&r.project.fable_dir, name, true, cfg.durable)
-                    {
-                        Ok(true) => r.created.push(format!("pack {name}")),
-                        Ok(false) => {}
-                        Err(e) => return fail(e, self.json),
+                    if packs::config::set_enabled(&r.project.fable_dir, name, true, cfg.durable)? {
+                        r.created.push(format!("pack {name}"));
                     }
                 }
                 if self.json {
-                    println!(
-                        "{}",
-                        json!({"ok": true, "project": r.project.root, "workspaceId": r.project.workspace_id,
-                               "created": r.created, "state": r.state})
-                    );
+                    let doc = InitDocument {
+                        project: &r.project.root,
+                        workspace_id: &r.project.workspace_id,
+                        created: &r.created,
+                        state: &r.state,
+                    };
+                    return json::print(&doc, 0, Changed::Wrote(!r.created.is_empty()));
                 } else if r.created.is_empty() {
                     println!(
                         "{} is already opted in ({})",
@@ -172,7 +213,7 @@ impl Run for InitArgs {
                 }
                 Ok(0)
             }
-            Err(e) => fail(e, self.json),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -180,19 +221,17 @@ impl Run for InitArgs {
 impl Run for EvidenceArgs {
     fn run(self) -> anyhow::Result<i32> {
         let cfg = agent::command_config();
-        let project = match agent::find(&cwd()?) {
-            Ok(p) => p,
-            Err(e) => return fail(e, self.json),
-        };
+        let project = agent::find(&cwd()?)?;
         let detail = self.detail.join(" ");
         let pass = self.result == EvidenceResult::Pass;
         match agent::record_evidence(&project, &cfg, pass, &self.kind, &self.source, &detail) {
             Ok(s) => {
                 if self.json {
-                    println!(
-                        "{}",
-                        json!({"ok": true, "fresh": s.freshness().is_ok(), "state": s})
-                    );
+                    let doc = StateDocument {
+                        fresh: Some(s.freshness().is_ok()),
+                        state: &s,
+                    };
+                    return json::print(&doc, 0, Changed::Wrote(true));
                 } else {
                     println!(
                         "recorded {} {} evidence at generation {}: {}",
@@ -204,7 +243,7 @@ impl Run for EvidenceArgs {
                 }
                 Ok(0)
             }
-            Err(e) => fail(e, self.json),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -212,38 +251,39 @@ impl Run for EvidenceArgs {
 impl Run for PhaseArgs {
     fn run(self) -> anyhow::Result<i32> {
         let cfg = agent::command_config();
-        let project = match agent::find(&cwd()?) {
-            Ok(p) => p,
-            Err(e) => return fail(e, self.json),
-        };
+        let project = agent::find(&cwd()?)?;
         match agent::set_phase(&project, &cfg, &self.phase, self.card.as_deref()) {
             Ok(s) => {
                 if self.json {
-                    println!("{}", json!({"ok": true, "state": s}));
+                    let doc = StateDocument {
+                        fresh: None,
+                        state: &s,
+                    };
+                    return json::print(&doc, 0, Changed::Wrote(true));
                 } else {
                     println!("{}", summary(&s));
                 }
                 Ok(0)
             }
-            Err(e) => fail(e, self.json),
+            Err(e) => Err(e.into()),
         }
     }
 }
 
 /// `fable state --repair`: prints what was kept and what was reset.
 fn repair(project: &fable_payload::project::Project, json_out: bool) -> anyhow::Result<i32> {
-    let r = match fable_payload::repair::repair(project, &agent::command_config()) {
-        Ok(r) => r,
-        Err(e) => return fail(e, json_out),
-    };
+    let r = fable_payload::repair::repair(project, &agent::command_config())?;
     if json_out {
-        println!(
-            "{}",
-            json!({"ok": true, "repaired": r.repaired, "reason": r.reason,
-                   "brokenCopy": r.broken_copy, "kept": r.kept, "reset": r.reset,
-                   "folded": r.folded, "state": r.state})
-        );
-        return Ok(0);
+        let doc = RepairDocument {
+            repaired: r.repaired,
+            reason: r.reason.as_deref(),
+            broken_copy: r.broken_copy.as_deref(),
+            kept: &r.kept,
+            reset: &r.reset,
+            folded: r.folded,
+            state: &r.state,
+        };
+        return json::print(&doc, 0, Changed::Wrote(r.repaired));
     }
     if !r.repaired {
         println!(
@@ -279,26 +319,19 @@ fn repair(project: &fable_payload::project::Project, json_out: bool) -> anyhow::
 
 impl Run for StateArgs {
     fn run(self) -> anyhow::Result<i32> {
-        let project = match agent::find(&cwd()?) {
-            Ok(p) => p,
-            Err(e) => return fail(e, self.json),
-        };
+        let project = agent::find(&cwd()?)?;
         if self.repair {
             return repair(&project, self.json);
         }
         let mut folded = 0;
         if self.sync {
-            match agent::sync(&project, &agent::command_config()) {
-                Ok((_, n)) => folded = n,
-                Err(e) => return fail(e, self.json),
-            }
+            folded = agent::sync(&project, &agent::command_config())?.1;
         }
         let report = agent::report(&project);
         if self.json {
             let mut r = report;
-            r["folded"] = json!(folded);
-            println!("{}", serde_json::to_string_pretty(&r)?);
-            return Ok(0);
+            r["folded"] = folded.into();
+            return json::print(&r, 0, Changed::Wrote(folded > 0));
         }
         println!("project: {}", project.root.display());
         if self.sync {
@@ -350,29 +383,40 @@ pub enum PackCommand {
     Enable {
         /// The pack.
         name: String,
+        /// Print one JSON document on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// Disable a rule pack.
     Disable {
         /// The pack.
         name: String,
+        /// Print one JSON document on stdout.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 impl Run for PackCommand {
     fn run(self) -> anyhow::Result<i32> {
         let found = agent::find(&cwd()?);
-        let (name, on) = match self {
+        let (name, on, json_out) = match self {
             PackCommand::List { json } => return pack_list(found, json),
-            PackCommand::Enable { name } => (name, true),
-            PackCommand::Disable { name } => (name, false),
+            PackCommand::Enable { name, json } => (name, true, json),
+            PackCommand::Disable { name, json } => (name, false, json),
         };
-        let project = match found {
-            Ok(p) => p,
-            Err(e) => return fail(e, false),
-        };
+        let project = found?;
         let cfg = agent::command_config();
         match packs::config::set_enabled(&project.fable_dir, &name, on, cfg.durable) {
             Ok(changed) => {
+                if json_out {
+                    let doc = PackChange {
+                        name: &name,
+                        enabled: on,
+                        config: packs::config::path(&project.fable_dir),
+                    };
+                    return json::print(&doc, 0, Changed::Wrote(changed));
+                }
                 let what = if on { "enabled" } else { "disabled" };
                 if changed {
                     println!(
@@ -384,7 +428,7 @@ impl Run for PackCommand {
                 }
                 Ok(0)
             }
-            Err(e) => fail(e, false),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -394,32 +438,32 @@ fn pack_list(
     json_out: bool,
 ) -> anyhow::Result<i32> {
     let (project, config) = match found {
-        Ok(p) => match packs::config::read(&p.fable_dir) {
-            Ok(c) => (Some(p), c),
-            Err(e) => return fail(e, json_out),
-        },
+        Ok(p) => {
+            let c = packs::config::read(&p.fable_dir)?;
+            (Some(p), c)
+        }
         Err(Error::NotOptedIn { .. }) => (None, packs::PackConfig::default()),
-        Err(e) => return fail(e, json_out),
+        Err(e) => return Err(e.into()),
     };
     if json_out {
-        let list: Vec<_> = packs::PACKS
-            .iter()
-            .map(|p| {
-                json!({"name": p.name, "enabled": config.enabled(p.name), "summary": p.summary,
-                       "rules": p.rules.iter().map(|r| r.id()).collect::<Vec<_>>()})
-            })
-            .collect();
-        let unknown: Vec<_> = config
-            .packs
-            .iter()
-            .filter(|n| packs::find(n).is_none())
-            .collect();
-        println!(
-            "{}",
-            json!({"ok": true, "project": project.as_ref().map(|p| &p.root), "packs": list,
-                   "unknown": unknown})
-        );
-        return Ok(0);
+        let doc = PackList {
+            project: project.as_ref().map(|p| p.root.as_path()),
+            packs: packs::PACKS
+                .iter()
+                .map(|p| PackEntry {
+                    name: p.name,
+                    enabled: config.enabled(p.name),
+                    summary: p.summary,
+                    rules: p.rules.iter().map(|r| r.id()).collect(),
+                })
+                .collect(),
+            unknown: config
+                .packs
+                .iter()
+                .filter(|n| packs::find(n).is_none())
+                .collect(),
+        };
+        return json::print(&doc, 0, Changed::Wrote(false));
     }
     match &project {
         Some(p) => println!("project: {}", p.root.display()),

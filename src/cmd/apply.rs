@@ -10,6 +10,7 @@ use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::render;
+use crate::json;
 
 #[derive(Args, Debug)]
 pub struct ApplyArgs {
@@ -38,15 +39,15 @@ impl Run for ApplyArgs {
         let home = home(self.file)?;
         let opts = ApplyOptions {
             dry_run: self.dry_run,
-            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            lock_wait: fable_installer::lock::wait(),
         };
         let report = apply(&home, &opts)
             .with_context(|| format!("cannot apply {}", home.inventory_path().display()))?;
         if self.json {
-            render::print_json(&report)?;
-        } else {
-            print_report(&report);
+            let changed = json::Changed::of(report.changed, report.dry_run);
+            return json::print(&report, code(&report), changed);
         }
+        print_report(&report);
         Ok(code(&report))
     }
 }

@@ -8,7 +8,6 @@ use fable_doctor::{DoctorOptions, Finding, Report, Severity};
 use fable_installer::FableHome;
 
 use crate::cli::Run;
-use crate::cmd::render;
 
 #[derive(Args, Debug)]
 #[command(
@@ -24,7 +23,8 @@ pub struct DoctorArgs {
     /// reinstall git shims, collect garbage. Unparseable settings files are never touched.
     #[arg(long)]
     pub fix: bool,
-    /// Print one JSON document on stdout: {"ok": bool, "findings": [...]}.
+    /// Print one JSON document on stdout: {"schema": 1, "command": "doctor", "ok", "changed",
+    /// "findings": [...]}.
     #[arg(long)]
     pub json: bool,
     /// Upper bound on each liveness probe's deadline, in seconds (fractions allowed); a probe's
@@ -67,7 +67,7 @@ impl Run for DoctorArgs {
             fix: self.fix,
             probe: !self.no_probe,
             probe_timeout: self.probe_timeout,
-            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            lock_wait: fable_installer::lock::wait(),
         };
         // Probes' jobs that escaped their process group (setsid) come back here to be killed.
         let reaping = opts.probe && fable_doctor::reaper::become_subreaper();
@@ -78,10 +78,14 @@ impl Run for DoctorArgs {
         // The probes are done: a closed stdout (`fable doctor | head`) may end us quietly now.
         crate::cli::restore_sigpipe();
         if self.json {
-            render::print_json(&report)?;
-        } else {
-            print_human(&report, self.fix);
+            let fixed = report.findings.iter().any(|f| f.fixed);
+            return crate::json::print(
+                &report,
+                report.exit_code(),
+                crate::json::Changed::Wrote(fixed),
+            );
         }
+        print_human(&report, self.fix);
         Ok(report.exit_code())
     }
 }

@@ -5,7 +5,13 @@ use clap::Args;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
-use crate::cmd::render;
+
+/// The `--json` report of `fable gc`.
+#[derive(serde::Serialize)]
+struct GcReport<'a> {
+    /// The generation directories deleted.
+    removed: &'a [std::path::PathBuf],
+}
 
 #[derive(Args, Debug)]
 pub struct GcArgs {
@@ -17,9 +23,10 @@ pub struct GcArgs {
 impl Run for GcArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
-        let removed = fable_installer::ops::gc::gc(&home, fable_installer::lock::DEFAULT_WAIT)?;
+        let removed = fable_installer::ops::gc::gc(&home, fable_installer::lock::wait())?;
         if self.json {
-            render::print_json(&serde_json::json!({ "removed": removed }))?;
+            let changed = crate::json::Changed::Wrote(!removed.is_empty());
+            return crate::json::print(&GcReport { removed: &removed }, 0, changed);
         } else {
             for r in &removed {
                 println!("removed {}", r.display());

@@ -135,7 +135,8 @@ impl Run for InstallGitHooksArgs {
             },
         )?;
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            let changed = crate::json::Changed::of(report.changed, report.dry_run);
+            return crate::json::print(&report, 0, changed);
         } else {
             print_report(&report, "installed");
         }
@@ -157,7 +158,8 @@ impl Run for UninstallGitHooksArgs {
             },
         )?;
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            let changed = crate::json::Changed::of(report.changed, report.dry_run);
+            return crate::json::print(&report, 0, changed);
         } else {
             print_report(&report, "uninstalled");
         }

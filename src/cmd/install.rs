@@ -12,6 +12,7 @@ use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::render;
+use crate::json;
 
 #[derive(Args, Debug)]
 #[command(
@@ -65,7 +66,7 @@ impl Run for InstallArgs {
             hosts: self.hosts,
             profile_dirs: self.profiles,
             dry_run: self.dry_run,
-            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            lock_wait: fable_installer::lock::wait(),
             verify_current: false,
             trust_codex: self.trust_codex,
         };
@@ -73,19 +74,12 @@ impl Run for InstallArgs {
             SourceSpec::Default => "the bundled evaluator".to_string(),
             SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => p.display().to_string(),
         };
-        let report = match install(&home, &opts) {
-            Ok(report) => report,
-            // `--json` promises one JSON document on stdout, a refusal included.
-            Err(e) if self.json => {
-                render::print_json(&error_document(&format!("cannot install {what}"), &e))?;
-                return Ok(1);
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot install {what}")),
-        };
+        let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
+        let mut recorded = false;
         if !opts.dry_run {
             // A source installed by hand is listed in the inventory too (`fable apply`).
             for s in &report.sources {
-                fable_installer::ops::apply::record_source(
+                recorded |= fable_installer::ops::apply::record_source(
                     &home,
                     &s.key,
                     s.source.as_deref(),
@@ -108,9 +102,14 @@ impl Run for InstallArgs {
         } else {
             1
         };
+        let trusted_any = report
+            .codex_trust
+            .as_ref()
+            .is_some_and(|t| t.profiles.iter().any(|o| !o.trusted.is_empty()));
         if self.json {
-            render::print_json(&report)?;
-            return Ok(code);
+            let wrote = report.changed || trusted_any || recorded;
+            let changed = json::Changed::of(wrote, report.dry_run);
+            return json::print(&report, code, changed);
         }
         for s in &report.sources {
             let verb = match (report.dry_run, s.changed) {
@@ -194,31 +193,9 @@ impl Run for InstallArgs {
                 eprintln!("fable: codex trust: {f}");
             }
         }
-        let trusted_any = report
-            .codex_trust
-            .as_ref()
-            .is_some_and(|t| t.profiles.iter().any(|o| !o.trusted.is_empty()));
         if !report.changed && !trusted_any {
             println!("everything is current");
         }
         Ok(code)
     }
-}
-
-/// The `--json` document of a failed install:
-/// `{"error": {"message", "problems": [{"path", "message", "fix"}]}}`; `problems` lists every
-/// reason a refused source was refused (empty for other failures, which `message` explains).
-fn error_document(context: &str, e: &fable_installer::Error) -> serde_json::Value {
-    let problems = match e {
-        fable_installer::Error::Snapshot(fable_snapshot::Error::Refused { problems, .. }) => {
-            problems.clone()
-        }
-        _ => Vec::new(),
-    };
-    serde_json::json!({
-        "error": {
-            "message": format!("{context}: {e}"),
-            "problems": problems,
-        }
-    })
 }

@@ -24,13 +24,10 @@ impl Run for RollbackArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
         let (key, _) = resolve_key(&home, &SourceSpec::from_arg(self.source.as_deref()))?;
-        let r = fable_installer::ops::rollback::rollback(
-            &home,
-            &key,
-            fable_installer::lock::DEFAULT_WAIT,
-        )?;
+        let r =
+            fable_installer::ops::rollback::rollback(&home, &key, fable_installer::lock::wait())?;
         if self.json {
-            render::print_json(&r)?;
+            return crate::json::print(&r, 0, crate::json::Changed::Wrote(true));
         } else {
             println!(
                 "{}: generation {} is current again (was {})",

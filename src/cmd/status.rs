@@ -5,12 +5,15 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use fable_installer::ops::status::status;
+use serde::Serialize;
+
+use fable_installer::ops::status::{status, SourceStatus, State};
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
-use crate::cmd::render;
+use crate::failure::EXIT_NOT_CURRENT;
+use crate::json;
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
@@ -19,6 +22,29 @@ pub struct StatusArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Exit 0 when every source is current (and every profile and git target wired), 3 when
+    /// something is not (or nothing is installed), 1 on error.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// The `--json` report of `fable status`.
+#[derive(Serialize)]
+struct StatusReport<'a> {
+    /// True when at least one source is installed and every source, profile and git target
+    /// is current.
+    current: bool,
+    sources: &'a [SourceStatus],
+}
+
+/// True when something is installed and all of it is current.
+fn all_current(sources: &[SourceStatus]) -> bool {
+    !sources.is_empty()
+        && sources.iter().all(|s| {
+            s.state == State::Current
+                && s.profiles.iter().all(|p| p.state == "current")
+                && s.git.iter().all(|g| g.ok)
+        })
 }
 
 impl Run for StatusArgs {
@@ -29,9 +55,18 @@ impl Run for StatusArgs {
             .as_deref()
             .map(|p| SourceSpec::from_arg(Some(p)));
         let sources = status(&home, spec.as_ref()).context("cannot read status")?;
+        let current = all_current(&sources);
+        let code = if self.check && !current {
+            EXIT_NOT_CURRENT
+        } else {
+            0
+        };
         if self.json {
-            render::print_json(&serde_json::json!({ "sources": sources }))?;
-            return Ok(0);
+            let report = StatusReport {
+                current,
+                sources: &sources,
+            };
+            return json::print(&report, code, json::Changed::Wrote(false));
         }
         if sources.is_empty() {
             println!("no sources installed (run `fable install`)");
@@ -49,6 +84,6 @@ impl Run for StatusArgs {
                 println!("  - {problem}");
             }
         }
-        Ok(0)
+        Ok(code)
     }
 }

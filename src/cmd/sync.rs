@@ -28,13 +28,18 @@ impl Run for SyncArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = apply::home(self.file)?;
         let opts = SyncOptions {
-            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            lock_wait: fable_installer::lock::wait(),
             fetch_deadline: Duration::from_secs(self.timeout),
         };
         let report = sync(&home, &opts)
             .with_context(|| format!("cannot sync {}", home.inventory_path().display()))?;
         if self.json {
-            render::print_json(&report)?;
+            let changed = report.lock_changed || report.apply.changed;
+            return crate::json::print(
+                &report,
+                apply::code(&report.apply),
+                crate::json::Changed::Wrote(changed),
+            );
         } else {
             for p in &report.pins {
                 match &p.previous_commit {

@@ -10,7 +10,7 @@ use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
-use crate::cmd::render;
+use crate::json;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -47,17 +47,18 @@ impl Run for UninstallArgs {
             spec: SourceSpec::from_arg(self.source.as_deref()),
             restore: self.restore,
             dry_run: self.dry_run,
-            lock_wait: fable_installer::lock::DEFAULT_WAIT,
+            lock_wait: fable_installer::lock::wait(),
         };
         let report = uninstall(&home, &opts).context("cannot uninstall")?;
+        let mut forgot = false;
         if !opts.dry_run && !report.notes.iter().any(|n| n.starts_with("git: ")) {
             // Otherwise `fable apply` would install it again.
-            fable_installer::ops::apply::forget_source(&home, &report.key, opts.lock_wait)
+            forgot = fable_installer::ops::apply::forget_source(&home, &report.key, opts.lock_wait)
                 .context("uninstalled, but cannot remove the source from the inventory")?;
         }
         if self.json {
-            render::print_json(&report)?;
-            return Ok(0);
+            let changed = json::Changed::of(report.changed || forgot, opts.dry_run);
+            return json::print(&report, 0, changed);
         }
         for p in &report.profiles {
             let verb = match (self.dry_run, p.changed) {

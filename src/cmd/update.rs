@@ -12,6 +12,7 @@ use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::render;
+use crate::json;
 use crate::selfupdate::{self, ReexecOptions, SelfUpdate, Status};
 
 #[derive(Args, Debug)]
@@ -44,7 +45,8 @@ pub struct UpdateArgs {
     /// Install the release even when it is older than the running binary.
     #[arg(long)]
     pub allow_downgrade: bool,
-    /// Print one JSON document on stdout: {"self_update": {...}, "sources": [...], "doctor": {...}}.
+    /// Print one JSON document on stdout: {"schema": 1, "command": "update", "ok", "changed",
+    /// "self_update": {...}, "sources": [...], "doctor": {...}}.
     #[arg(long)]
     pub json: bool,
     /// Let the doctor run every wired command once (liveness probes; off by default).
@@ -111,11 +113,23 @@ impl Run for UpdateArgs {
         // Probes are done: a closed stdout may end us quietly from here on.
         crate::cli::restore_sigpipe();
         if self.json {
-            render::print_json(&UpdateDocument {
+            let code = i32::from(failed);
+            let doc = UpdateDocument {
                 self_update: &self_update,
                 sources: &sources,
                 doctor: &doctor,
-            })?;
+            };
+            let changed = if self.check {
+                let would = self_update.status == Status::Available
+                    || sources
+                        .sources
+                        .iter()
+                        .any(|s| s.action == Action::WouldResync);
+                json::Changed::DryRun(would)
+            } else {
+                json::Changed::Wrote(sources.sources.iter().any(|s| s.changed))
+            };
+            return json::print(&doc, code, changed);
         } else {
             print_sources(&sources.sources, self.check);
             print_doctor(&doctor);

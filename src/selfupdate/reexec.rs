@@ -45,10 +45,12 @@ pub fn reexec(exe: &Path, opts: ReexecOptions, self_update: &SelfUpdate) -> anyh
         .with_context(cannot_run)?;
     let code = out.status.code().unwrap_or(1);
     // The new binary's document is relayed as parsed JSON (it may be a newer version's, with
-    // fields this binary does not know): only its `self_update` is replaced by this run's.
+    // fields this binary does not know): only its `self_update` is replaced by this run's, and
+    // `changed` is true (this run replaced the binary).
     match serde_json::from_slice::<Value>(&out.stdout) {
         Ok(mut doc) => {
             if let Some(obj) = doc.as_object_mut() {
+                obj.insert("changed".into(), Value::Bool(true));
                 obj.insert("self_update".into(), serde_json::to_value(self_update)?);
             }
             render::print_json(&doc)?;

@@ -31,7 +31,7 @@ impl Default for ResyncOptions {
         ResyncOptions {
             dry_run: false,
             new_binary_pending: false,
-            lock_wait: crate::lock::DEFAULT_WAIT,
+            lock_wait: crate::lock::wait(),
         }
     }
 }

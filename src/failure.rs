@@ -1,0 +1,234 @@
+//! What a failed command reports: the one mapping from the workspace's typed errors to a stable
+//! `kind`, the file concerned and the exit code (docs/json.md, "Errors" and "Exit codes").
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use fable_installer::codex_trust::TrustError;
+use fable_installer::fleet::FleetError;
+use fable_installer::git::GitError;
+use fable_installer::ops::git_hooks::GitHooksError;
+use fable_snapshot::Problem;
+
+/// Exit code: something failed.
+pub const EXIT_ERROR: i32 = 1;
+/// Exit code: the command line is wrong (clap's errors, and arguments that name nothing).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code of `fable status --check` when some source or profile is not current.
+pub const EXIT_NOT_CURRENT: i32 = 3;
+/// Exit code: a lock (the install lock, or a project's state lock) stayed busy for the whole
+/// bounded wait; nothing was written, so running the command again later is safe.
+pub const EXIT_LOCK_BUSY: i32 = 5;
+
+/// The `error` object of a failed command's JSON document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// A stable snake_case name of what went wrong (docs/json.md lists them).
+    pub kind: &'static str,
+    /// The same line `fable: ...` prints on stderr (without the prefix).
+    pub message: String,
+    /// The file the error concerns, when it names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// Every reason a refused hook source was refused, each with its fix.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Problem>,
+}
+
+/// A kind and the path that goes with it.
+type Classified = (&'static str, Option<PathBuf>);
+
+impl Failure {
+    /// Describes `e`: the first typed error of its chain decides the kind and the path.
+    pub fn of(e: &anyhow::Error) -> Failure {
+        // Library errors put their cause in their own message and do not also expose it as
+        // `source()`, so each cause appears once on this line.
+        let message = e
+            .chain()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(": ");
+        let mut problems = Vec::new();
+        let mut found = None;
+        for cause in e.chain() {
+            if problems.is_empty() {
+                problems = refused_problems(cause);
+            }
+            if found.is_none() {
+                found = classify(cause);
+            }
+        }
+        let (kind, path) = found.unwrap_or(("error", None));
+        Failure {
+            kind,
+            message,
+            path,
+            problems,
+        }
+    }
+
+    /// A usage error found by the argument parser.
+    pub fn usage(message: String) -> Failure {
+        Failure {
+            kind: "usage",
+            message,
+            path: None,
+            problems: Vec::new(),
+        }
+    }
+
+    /// The exit code this failure ends the process with.
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            "usage" => EXIT_USAGE,
+            "lock_busy" => EXIT_LOCK_BUSY,
+            _ => EXIT_ERROR,
+        }
+    }
+}
+
+fn some(kind: &'static str, path: &Path) -> Classified {
+    (kind, Some(path.to_path_buf()))
+}
+
+/// The problems of a refused source anywhere inside `cause`.
+fn refused_problems(cause: &(dyn std::error::Error + 'static)) -> Vec<Problem> {
+    let snapshot = match cause.downcast_ref::<fable_installer::Error>() {
+        Some(fable_installer::Error::Snapshot(s)) => Some(s),
+        _ => cause.downcast_ref::<fable_snapshot::Error>(),
+    };
+    match snapshot {
+        Some(fable_snapshot::Error::Refused { problems, .. }) => problems.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The kind and path of one typed error of the workspace; `None` for anything else (an
+/// `anyhow` context, a bare `std::io::Error`).
+fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
+    if let Some(e) = cause.downcast_ref::<fable_installer::Error>() {
+        return Some(installer(e));
+    }
+    if let Some(e) = cause.downcast_ref::<fable_snapshot::Error>() {
+        return Some(snapshot(e));
+    }
+    if let Some(e) = cause.downcast_ref::<GitHooksError>() {
+        return Some(git_hooks(e));
+    }
+    if let Some(e) = cause.downcast_ref::<GitError>() {
+        return Some(git(e));
+    }
+    if let Some(e) = cause.downcast_ref::<FleetError>() {
+        return Some(fleet(e));
+    }
+    if let Some(e) = cause.downcast_ref::<TrustError>() {
+        return Some(trust(e));
+    }
+    if let Some(e) = cause.downcast_ref::<fable_payload::Error>() {
+        return Some(payload(e));
+    }
+    if cause.downcast_ref::<std::io::Error>().is_some() {
+        return Some(("io", None));
+    }
+    None
+}
+
+fn installer(e: &fable_installer::Error) -> Classified {
+    use fable_installer::Error as E;
+    match e {
+        E::Snapshot(s) => snapshot(s),
+        E::Io { path, .. } => some("io", path),
+        E::Parse { path, .. } => some("parse", path),
+        E::Invalid { path, .. } => some("invalid", path),
+        E::Inventory { path, .. } => some("inventory", path),
+        E::LockTimeout { path, .. } => some("lock_busy", path),
+        E::Verify { path, .. } => some("verify", path),
+        E::Usage(_) => ("usage", None),
+        E::Git(g) => git(g),
+        E::Fleet(f) => fleet(f),
+        E::CodexTrust(t) => trust(t),
+    }
+}
+
+fn snapshot(e: &fable_snapshot::Error) -> Classified {
+    use fable_snapshot::Error as E;
+    match e {
+        E::Io { path, .. } => some("io", path),
+        E::NoManifest { path } => some("no_manifest", path),
+        E::Refused { path, .. } => some("refused", path),
+        E::InvalidConfig { path, .. } => some("invalid", path),
+        E::Corrupt { path, .. } => some("corrupt", path),
+    }
+}
+
+fn git_hooks(e: &GitHooksError) -> Classified {
+    use GitHooksError as E;
+    match e {
+        E::ResolveSource { path, .. } => some("io", path),
+        E::SourceNotInstalled { path } => some("not_installed", path),
+        E::UnknownSource { .. } | E::NoSource { .. } => ("not_installed", None),
+        E::SeveralSources { .. } => ("ambiguous", None),
+        E::Snapshot { source, .. } => installer(source),
+        E::NoCurrentDir(_) => ("io", None),
+        E::Installer(i) => installer(i),
+    }
+}
+
+fn git(e: &GitError) -> Classified {
+    use GitError as E;
+    match e {
+        E::NotARepository { path, .. } => some("not_a_repository", path),
+        E::UnresolvableHooksPath { repo, .. } => some("git_config", repo),
+        E::EmptyHooksPath { repo, file } => ("git_config", file.clone().or(Some(repo.clone()))),
+        E::ForeignHooksPath { file, .. } | E::ForeignIncludedHooksPath { file, .. } => {
+            some("conflict", file)
+        }
+        E::OrigConflict { orig, .. } => some("conflict", orig),
+        E::NotAFile { path } => some("conflict", path),
+        E::NotInstalled { .. } => ("not_installed", None),
+        E::NoHooks { dir, .. } => some("no_git_hooks", dir),
+        E::Config { path, .. } => some("git_config", path),
+        E::Record { path, .. } => some("invalid", path),
+        E::Io { path, .. } => some("io", path),
+        E::NeedRepository(_) => ("not_a_repository", None),
+        E::Write(s) => snapshot(s),
+    }
+}
+
+fn fleet(e: &FleetError) -> Classified {
+    match e {
+        FleetError::Fetch { .. } => ("fetch", None),
+        FleetError::UnknownRef { .. } => ("unknown_ref", None),
+        FleetError::Checkout { path, .. } => some("checkout", path),
+        FleetError::NotSynced { .. } => ("not_synced", None),
+    }
+}
+
+fn trust(e: &TrustError) -> Classified {
+    match e {
+        TrustError::NotOnPath { config } => some("codex_trust", config),
+        TrustError::Spawn { codex, .. }
+        | TrustError::Timeout { codex, .. }
+        | TrustError::Ended { codex }
+        | TrustError::TooMuchOutput { codex, .. }
+        | TrustError::Protocol { codex, .. } => some("codex_trust", codex),
+    }
+}
+
+fn payload(e: &fable_payload::Error) -> Classified {
+    use fable_payload::Error as E;
+    match e {
+        E::Io { path, .. } => some("io", path),
+        E::Unsafe { path, .. } => some("unsafe_path", path),
+        E::Foreign { path, .. } => some("foreign", path),
+        E::InstallHome(_) => ("install_home", None),
+        E::InvalidState { path, .. } => some("invalid_state", path),
+        E::LockBusy { path, .. } => some("lock_busy", path),
+        E::Debt { path, .. } => some("debt", path),
+        E::Config { path, .. } => some("invalid", path),
+        E::NotOptedIn { start } => some("not_opted_in", start),
+        E::Refused(_) => ("refused", None),
+        E::Usage(_) => ("usage", None),
+    }
+}
