@@ -928,7 +928,7 @@ fn contended_mutations_become_debt_that_blocks_stop_until_folded() {
         ])
         .output()
         .unwrap();
-    assert_eq!(code(&o), 1);
+    assert_eq!(code(&o), 5, "a busy state lock has its own exit code");
     std::fs::remove_file(&lock).unwrap();
     // The next transaction folds the snapshot before its own change.
     let o = p.cmd(&[
@@ -1508,7 +1508,7 @@ fn a_stale_lock_whose_pid_was_reused_is_recovered() {
         .env("FABLE_LOCK_WAIT_MS", "50")
         .output()
         .unwrap();
-    assert_eq!(code(&o), 1);
+    assert_eq!(code(&o), 5, "a busy state lock has its own exit code");
     assert!(
         stderr(&o).contains(&format!("rm '{}'", lock.display()))
             && stderr(&o).contains("fable state --sync"),

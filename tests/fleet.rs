@@ -220,7 +220,9 @@ fn a_deleted_store_is_rebuilt_from_the_inventory_with_the_wiring_untouched() {
         .collect();
     std::fs::remove_dir_all(f.env.fable_home.join("sources")).unwrap();
     let dry = f.env.json(["apply", "--dry-run", "--json"]);
-    assert_eq!(dry["changed"], true);
+    // A dry run writes nothing: `changed` is false, `would_change` says what a run would do.
+    assert_eq!(dry["changed"], false, "{dry:#}");
+    assert_eq!(dry["would_change"], true, "{dry:#}");
     assert!(
         !f.env.fable_home.join("sources").exists(),
         "--dry-run wrote the store"
