@@ -11,6 +11,7 @@ mod git_hooks;
 mod hardening;
 mod hosts;
 mod install;
+mod json;
 mod new_hosts;
 mod nudge;
 mod ownership;
