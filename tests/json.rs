@@ -416,3 +416,69 @@ fn status_check_exits_0_when_current_3_when_not_1_on_error() {
     assert_eq!(code(&o), 1, "{d:#}");
     assert_eq!(d["error"]["path"], s(&env.fable_home.join("fleet.toml")));
 }
+
+/// Every command with `--json`, as the envelope names it.
+const JSON_COMMANDS: &[&str] = &[
+    "install",
+    "install git-hooks",
+    "uninstall",
+    "uninstall git-hooks",
+    "status",
+    "doctor",
+    "update",
+    "rollback",
+    "gc",
+    "apply",
+    "sync",
+    "profile list",
+    "profile add",
+    "profile remove",
+    "init",
+    "evidence",
+    "phase",
+    "state",
+    "pack list",
+    "pack enable",
+    "pack disable",
+];
+
+#[test]
+fn docs_json_md_has_an_enveloped_example_per_command() {
+    let env = TestEnv::new();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .unwrap();
+    let mut documented = Vec::new();
+    let blocks: Vec<&str> = text.split("```json\n").collect();
+    for (i, pair) in blocks.windows(2).enumerate() {
+        // Each example is introduced by "`fable ARGS` (exit N)".
+        let intro = pair[0].trim_end().lines().last().unwrap_or_default();
+        let exit: i32 = intro
+            .rsplit_once("(exit ")
+            .and_then(|(_, n)| n.trim_end_matches(')').parse().ok())
+            .unwrap_or_else(|| panic!("example {i} has no \"(exit N)\" line: {intro:?}"));
+        let body = &pair[1][..pair[1].find("```").unwrap()];
+        let d: Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("example {i} is not JSON ({e}):\n{body}"));
+        assert_eq!(d["schema"], 1, "{d:#}");
+        assert_eq!(d["ok"], exit == 0, "ok is exit 0: {intro} {d:#}");
+        assert!(d["changed"].is_boolean(), "{d:#}");
+        if d.get("error").is_some() {
+            assert!(d["error"]["kind"].is_string() && d["error"]["message"].is_string());
+        }
+        let command = d["command"].as_str().unwrap().to_string();
+        assert!(
+            intro.starts_with(&format!("`fable {command}")),
+            "{intro} vs {command}"
+        );
+        documented.push(command);
+    }
+    for c in JSON_COMMANDS {
+        let mut args: Vec<&str> = c.split(' ').collect();
+        args.push("--help");
+        let help = String::from_utf8(env.run(&args).stdout).unwrap();
+        assert!(help.contains("--json"), "{c} takes --json:\n{help}");
+        // `pack disable` is documented as the mirror of `pack enable`.
+        let in_docs = documented.iter().any(|d| d == c) || *c == "pack disable";
+        assert!(in_docs, "docs/json.md has no example of {c}");
+    }
+}
