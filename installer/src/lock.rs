@@ -1,5 +1,6 @@
 //! The whole-install lock (`$FABLE_HOME/lock`), held by install, uninstall, update, rollback,
-//! gc and doctor --fix. Waits are bounded: a second process waits, then fails with a message.
+//! gc and doctor --fix. Waits are bounded ([`wait`]): a second process waits, then fails with
+//! [`Error::LockTimeout`], which the CLI reports with its own exit code (5).
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::OpenOptionsExt;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::git::{self, Discovery, GitReport, InstallOptions, UninstallOptions};
-use crate::lock::InstallLock;
+use crate::lock::{self, InstallLock};
 use crate::FableHome;
 
 /// Why installing or uninstalling git hooks failed before (or in) the git plumbing.
@@ -113,10 +113,7 @@ pub fn install_git_hooks(
         None
     } else {
         home.ensure()?;
-        Some(InstallLock::acquire(
-            &home.lock_path(),
-            crate::lock::wait(),
-        )?)
+        Some(InstallLock::acquire(&home.lock_path(), lock::wait())?)
     };
     if let Some(src) = req.source.as_deref().map(Path::new) {
         let is_key = home
@@ -175,10 +172,7 @@ pub fn uninstall_git_hooks(
     let _lock = if req.dry_run || !home.root().exists() {
         None
     } else {
-        Some(InstallLock::acquire(
-            &home.lock_path(),
-            crate::lock::wait(),
-        )?)
+        Some(InstallLock::acquire(&home.lock_path(), lock::wait())?)
     };
     let mut report = git::uninstall(home, &key, repo.as_deref(), &opts)?;
     report.notes.extend(env_note);
