@@ -51,8 +51,7 @@ pub enum InstallTarget {
 
 /// Parses a `--host` value.
 pub fn parse_host(s: &str) -> Result<Host, String> {
-    Host::parse(s)
-        .ok_or_else(|| format!("unknown host {s:?} (expected claude, codex, gemini or cursor)"))
+    Host::parse(s).ok_or_else(|| format!("unknown host {s:?} (expected {})", Host::names()))
 }
 
 impl Run for InstallArgs {
