@@ -8,8 +8,7 @@ use std::path::Path;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::cmd;
-use crate::failure::Failure;
-pub use crate::failure::EXIT_USAGE;
+use crate::failure::{Failure, EXIT_USAGE};
 
 /// Something a subcommand does; returns the process exit code.
 pub trait Run {

@@ -257,6 +257,9 @@ fn the_agent_commands_report_in_the_envelope() {
     envelope(&cmd(&["phase", "executing", "--json"]), "phase", true, true);
     let st = envelope(&cmd(&["state", "--json"]), "state", true, false);
     assert_eq!(st["state"]["phase"], "executing", "{st:#}");
+    // `--sync` runs a transaction: state.json gets a new revision.
+    let synced = envelope(&cmd(&["state", "--sync", "--json"]), "state", true, true);
+    assert_eq!(synced["folded"], 0, "{synced:#}");
     envelope(&cmd(&["pack", "list", "--json"]), "pack list", true, false);
     envelope(
         &cmd(&["pack", "enable", "guards", "--json"]),

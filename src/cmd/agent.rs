@@ -331,7 +331,8 @@ impl Run for StateArgs {
         if self.json {
             let mut r = report;
             r["folded"] = folded.into();
-            return json::print(&r, 0, Changed::Wrote(folded > 0));
+            // `--sync` runs a transaction, which always writes state.json (a new revision).
+            return json::print(&r, 0, Changed::Wrote(self.sync));
         }
         println!("project: {}", project.root.display());
         if self.sync {

@@ -24,7 +24,7 @@ impl Run for ManArgs {
         if let Some(name) = &self.subcommand {
             let Some(sub) = cmd.find_subcommand(name).cloned() else {
                 eprintln!("fable: no subcommand {name:?} (see `fable --help`)");
-                return Ok(crate::cli::EXIT_USAGE);
+                return Ok(crate::failure::EXIT_USAGE);
             };
             let name = sub.get_name().to_string();
             cmd = sub
