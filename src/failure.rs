@@ -36,11 +36,16 @@ pub struct Failure {
     pub problems: Vec<Problem>,
 }
 
-/// A kind and the path that goes with it.
-type Classified = (&'static str, Option<PathBuf>);
+/// A kind, the path that goes with it, and a refused source's problems.
+struct Classified {
+    kind: &'static str,
+    path: Option<PathBuf>,
+    problems: Vec<Problem>,
+}
 
 impl Failure {
-    /// Describes `e`: the first typed error of its chain decides the kind and the path.
+    /// Describes `e`: the first typed error of its chain decides the kind, the path and the
+    /// problems.
     pub fn of(e: &anyhow::Error) -> Failure {
         // Library errors put their cause in their own message and do not also expose it as
         // `source()`, so each cause appears once on this line.
@@ -49,22 +54,15 @@ impl Failure {
             .map(|c| c.to_string())
             .collect::<Vec<_>>()
             .join(": ");
-        let mut problems = Vec::new();
-        let mut found = None;
-        for cause in e.chain() {
-            if problems.is_empty() {
-                problems = refused_problems(cause);
-            }
-            if found.is_none() {
-                found = classify(cause);
-            }
-        }
-        let (kind, path) = found.unwrap_or(("error", None));
+        let found = e
+            .chain()
+            .find_map(classify)
+            .unwrap_or_else(|| bare("error"));
         Failure {
-            kind,
+            kind: found.kind,
             message,
-            path,
-            problems,
+            path: found.path,
+            problems: found.problems,
         }
     }
 
@@ -89,18 +87,18 @@ impl Failure {
 }
 
 fn some(kind: &'static str, path: &Path) -> Classified {
-    (kind, Some(path.to_path_buf()))
+    Classified {
+        kind,
+        path: Some(path.to_path_buf()),
+        problems: Vec::new(),
+    }
 }
 
-/// The problems of a refused source anywhere inside `cause`.
-fn refused_problems(cause: &(dyn std::error::Error + 'static)) -> Vec<Problem> {
-    let snapshot = match cause.downcast_ref::<fable_installer::Error>() {
-        Some(fable_installer::Error::Snapshot(s)) => Some(s),
-        _ => cause.downcast_ref::<fable_snapshot::Error>(),
-    };
-    match snapshot {
-        Some(fable_snapshot::Error::Refused { problems, .. }) => problems.clone(),
-        _ => Vec::new(),
+fn bare(kind: &'static str) -> Classified {
+    Classified {
+        kind,
+        path: None,
+        problems: Vec::new(),
     }
 }
 
@@ -129,7 +127,7 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
         return Some(payload(e));
     }
     if cause.downcast_ref::<std::io::Error>().is_some() {
-        return Some(("io", None));
+        return Some(bare("io"));
     }
     None
 }
@@ -144,7 +142,7 @@ fn installer(e: &fable_installer::Error) -> Classified {
         E::Inventory { path, .. } => some("inventory", path),
         E::LockTimeout { path, .. } => some("lock_busy", path),
         E::Verify { path, .. } => some("verify", path),
-        E::Usage(_) => ("usage", None),
+        E::Usage(_) => bare("usage"),
         E::Git(g) => git(g),
         E::Fleet(f) => fleet(f),
         E::CodexTrust(t) => trust(t),
@@ -156,7 +154,10 @@ fn snapshot(e: &fable_snapshot::Error) -> Classified {
     match e {
         E::Io { path, .. } => some("io", path),
         E::NoManifest { path } => some("no_manifest", path),
-        E::Refused { path, .. } => some("refused", path),
+        E::Refused { path, problems } => Classified {
+            problems: problems.clone(),
+            ..some("refused", path)
+        },
         E::InvalidConfig { path, .. } => some("invalid", path),
         E::Corrupt { path, .. } => some("corrupt", path),
     }
@@ -167,10 +168,10 @@ fn git_hooks(e: &GitHooksError) -> Classified {
     match e {
         E::ResolveSource { path, .. } => some("io", path),
         E::SourceNotInstalled { path } => some("not_installed", path),
-        E::UnknownSource { .. } | E::NoSource { .. } => ("not_installed", None),
-        E::SeveralSources { .. } => ("ambiguous", None),
+        E::UnknownSource { .. } | E::NoSource { .. } => bare("not_installed"),
+        E::SeveralSources { .. } => bare("ambiguous"),
         E::Snapshot { source, .. } => installer(source),
-        E::NoCurrentDir(_) => ("io", None),
+        E::NoCurrentDir(_) => bare("io"),
         E::Installer(i) => installer(i),
     }
 }
@@ -180,28 +181,28 @@ fn git(e: &GitError) -> Classified {
     match e {
         E::NotARepository { path, .. } => some("not_a_repository", path),
         E::UnresolvableHooksPath { repo, .. } => some("git_config", repo),
-        E::EmptyHooksPath { repo, file } => ("git_config", file.clone().or(Some(repo.clone()))),
+        E::EmptyHooksPath { repo, file } => some("git_config", file.as_deref().unwrap_or(repo)),
         E::ForeignHooksPath { file, .. } | E::ForeignIncludedHooksPath { file, .. } => {
             some("conflict", file)
         }
         E::OrigConflict { orig, .. } => some("conflict", orig),
         E::NotAFile { path } => some("conflict", path),
-        E::NotInstalled { .. } => ("not_installed", None),
+        E::NotInstalled { .. } => bare("not_installed"),
         E::NoHooks { dir, .. } => some("no_git_hooks", dir),
         E::Config { path, .. } => some("git_config", path),
         E::Record { path, .. } => some("invalid", path),
         E::Io { path, .. } => some("io", path),
-        E::NeedRepository(_) => ("not_a_repository", None),
+        E::NeedRepository(_) => bare("not_a_repository"),
         E::Write(s) => snapshot(s),
     }
 }
 
 fn fleet(e: &FleetError) -> Classified {
     match e {
-        FleetError::Fetch { .. } => ("fetch", None),
-        FleetError::UnknownRef { .. } => ("unknown_ref", None),
+        FleetError::Fetch { .. } => bare("fetch"),
+        FleetError::UnknownRef { .. } => bare("unknown_ref"),
         FleetError::Checkout { path, .. } => some("checkout", path),
-        FleetError::NotSynced { .. } => ("not_synced", None),
+        FleetError::NotSynced { .. } => bare("not_synced"),
     }
 }
 
@@ -222,13 +223,74 @@ fn payload(e: &fable_payload::Error) -> Classified {
         E::Io { path, .. } => some("io", path),
         E::Unsafe { path, .. } => some("unsafe_path", path),
         E::Foreign { path, .. } => some("foreign", path),
-        E::InstallHome(_) => ("install_home", None),
+        E::InstallHome(_) => bare("install_home"),
         E::InvalidState { path, .. } => some("invalid_state", path),
         E::LockBusy { path, .. } => some("lock_busy", path),
         E::Debt { path, .. } => some("debt", path),
         E::Config { path, .. } => some("invalid", path),
         E::NotOptedIn { start } => some("not_opted_in", start),
-        E::Refused(_) => ("refused", None),
-        E::Usage(_) => ("usage", None),
+        E::Refused(_) => bare("refused"),
+        E::Usage(_) => bare("usage"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    fn failure<E: std::error::Error + Send + Sync + 'static>(e: E) -> Failure {
+        Failure::of(&Err::<(), _>(e).context("cannot do it").unwrap_err())
+    }
+
+    #[test]
+    fn a_lock_timeout_is_lock_busy_with_its_path_and_exit_5() {
+        let f = failure(fable_installer::Error::LockTimeout {
+            path: "/h/.fable/lock".into(),
+            waited_ms: 100,
+        });
+        assert_eq!((f.kind, f.exit_code()), ("lock_busy", EXIT_LOCK_BUSY));
+        assert_eq!(f.path.as_deref(), Some(Path::new("/h/.fable/lock")));
+        assert!(
+            f.message.starts_with("cannot do it: /h/.fable/lock: "),
+            "{f:?}"
+        );
+        let f = failure(fable_payload::Error::LockBusy {
+            path: "/p/.fable/state.lock".into(),
+            holder: "1".into(),
+        });
+        assert_eq!((f.kind, f.exit_code()), ("lock_busy", EXIT_LOCK_BUSY));
+    }
+
+    #[test]
+    fn usage_errors_exit_2_and_others_1() {
+        let f = failure(fable_installer::Error::Usage("no such profile".into()));
+        assert_eq!((f.kind, f.exit_code(), f.path), ("usage", EXIT_USAGE, None));
+        let f = failure(fable_payload::Error::Usage("unknown phase".into()));
+        assert_eq!(f.exit_code(), EXIT_USAGE);
+        let f = Failure::of(&anyhow::anyhow!("something else"));
+        assert_eq!((f.kind, f.exit_code()), ("error", EXIT_ERROR));
+    }
+
+    #[test]
+    fn wrapped_errors_are_classified_by_the_inner_typed_error() {
+        let git = GitError::ForeignHooksPath {
+            file: "/r/.git/config".into(),
+            value: "x".into(),
+        };
+        let f = failure(fable_installer::Error::Git(git));
+        assert_eq!(f.kind, "conflict");
+        assert_eq!(f.path.as_deref(), Some(Path::new("/r/.git/config")));
+        let refused = fable_snapshot::Error::Refused {
+            path: "/src".into(),
+            problems: vec![Problem::new("/src/hooks/hooks.json", "bad", "fix it")],
+        };
+        let f = failure(GitHooksError::Installer(refused.into()));
+        assert_eq!((f.kind, f.problems.len()), ("refused", 1));
+        assert_eq!(f.path.as_deref(), Some(Path::new("/src")));
+        let io = std::io::Error::other("disk on fire");
+        let f = failure(fable_installer::Error::io("/h/settings.json", io));
+        assert_eq!(f.kind, "io");
+        assert_eq!(f.path.as_deref(), Some(Path::new("/h/settings.json")));
     }
 }

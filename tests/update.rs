@@ -112,6 +112,11 @@ fn a_manifest_url_on_loopback_updates_then_resyncs_and_runs_the_doctor() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["self_update"]["status"], "updated", "{v}");
+    // The new binary's envelope, relayed: this run replaced the binary, so it changed.
+    assert_eq!(
+        (&v["command"], &v["changed"]),
+        (&"update".into(), &true.into())
+    );
     assert_eq!(v["self_update"]["available_version"], "99.0.0");
     assert_eq!(
         v["self_update"]["source"],
@@ -420,18 +425,24 @@ fn a_stale_source_is_resynced_and_a_missing_checkout_is_reported() {
     let before = tree_listing(&env.root());
     let v = env.json(["update", "--no-self-update", "--check", "--json"]);
     assert_eq!(v["sources"][0]["action"], "would_resync", "{v}");
+    assert_eq!(
+        (&v["changed"], &v["would_change"]),
+        (&false.into(), &true.into())
+    );
     assert_eq!(tree_listing(&env.root()), before);
     assert_eq!(state(&env), "stale_but_stable");
 
     let v = env.json(["update", "--no-self-update", "--json"]);
     assert_eq!(v["sources"][0]["state"], "stale_but_stable", "{v}");
     assert_eq!(v["sources"][0]["action"], "resynced", "{v}");
+    assert_eq!(v["changed"], true, "{v}");
     assert_eq!(v["doctor"]["ok"], true, "{v}");
     assert_eq!(state(&env), "current");
 
     // Nothing left to do.
     let v = env.json(["update", "--no-self-update", "--json"]);
     assert_eq!(v["sources"][0]["action"], "none", "{v}");
+    assert_eq!(v["changed"], false, "{v}");
 
     // A checkout that is gone is reported, not fatal to the re-sync step.
     std::fs::rename(&src, env.root().join("moved")).unwrap();
