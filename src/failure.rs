@@ -18,7 +18,7 @@ pub const EXIT_USAGE: i32 = 2;
 /// Exit code of `fable status --check` when some source or profile is not current.
 pub const EXIT_NOT_CURRENT: i32 = 3;
 /// Exit code: a lock (the install lock, or a project's state lock) stayed busy for the whole
-/// bounded wait; nothing was written, so running the command again later is safe.
+/// bounded wait; the step that waited wrote nothing, so running the command again is safe.
 pub const EXIT_LOCK_BUSY: i32 = 5;
 
 /// The `error` object of a failed command's JSON document.
