@@ -13,6 +13,7 @@ mod hosts;
 mod install;
 mod new_hosts;
 mod nudge;
+mod owned_hosts;
 mod ownership;
 mod packs;
 mod plugin_corpus;
