@@ -300,7 +300,7 @@ fn copilot_create_of_lifecycle_state_is_denied_in_copilots_form() {
 fn copilot_stop_gate_continues_through_stdout_decision_block_and_is_bounded() {
     let p = Proj::new();
     p.ledger("- [ ] finish the probe card\n");
-    let stop = p.real("copilot", "write-agentStop");
+    let stop = p.real("copilot", "card-Stop");
     assert_eq!(
         stop["stop_hook_active"], false,
         "what Copilot 1.0.102 sends first"
@@ -324,20 +324,21 @@ fn copilot_stop_gate_continues_through_stdout_decision_block_and_is_bounded() {
         .collect();
     assert_eq!(blocks, [true, true, false], "the count bounds the loop");
     // A retry (`stop_hook_active: true`, which Copilot sets after a block) passes.
-    let mut retry = stop.clone();
+    let mut retry = p.real("copilot", "card-Stop-active");
+    assert_eq!(
+        retry["stop_hook_active"], true,
+        "Copilot's re-run after a block"
+    );
     retry["sessionId"] = json!("another-session");
-    retry["stop_hook_active"] = json!(true);
     assert!(p.hook("stop", "copilot", &retry).stdout.is_empty());
 }
 
 #[test]
 fn copilot_shell_failures_are_read_from_the_exit_code_in_its_text() {
     let p = Proj::new();
-    let mut fail = p.real("copilot", "write-postToolUse-bash");
-    fail["toolResult"] = json!({
-        "resultType": "success",
-        "textResultForLlm": "failing\n<shellId: 0 completed with exit code 3>"
-    });
+    // Captured by the probe `fable install` wired in hosts-e2e: a failing shell is a "success".
+    let fail = p.real("copilot", "fail-PostToolUse-bash");
+    assert_eq!(fail["toolResult"]["resultType"], "success");
     for _ in 0..2 {
         assert_eq!(code(&p.hook("post-tool-use", "copilot", &fail)), 0);
     }
