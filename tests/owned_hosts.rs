@@ -361,3 +361,38 @@ fn copilot_session_start_context_is_additional_context() {
         "{out}"
     );
 }
+
+#[test]
+fn doctor_fix_removes_the_copilot_file_of_a_source_that_is_gone() {
+    let (env, hooks) = copilot_env();
+    let src = env.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/guard.sh"), "exit 0\n");
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let key = std::fs::read_dir(env.fable_home.join("sources"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|k| k != "default")
+        .unwrap();
+    let file = hooks.join(format!("fable-{key}.json"));
+    assert!(file.is_file());
+    // The snapshot disappears behind fable's back: its file is an orphan.
+    std::fs::remove_dir_all(env.fable_home.join("sources").join(&key)).unwrap();
+    let out = env
+        .fable()
+        .args(["doctor", "--no-probe", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let orphan = report["findings"].as_array().unwrap().iter().any(|f| {
+        f["subject"].as_str().unwrap().starts_with("copilot ")
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("which is not installed")
+    });
+    assert!(orphan, "{report:#}");
+    env.run(["doctor", "--fix", "--no-probe"]);
+    assert!(!file.exists(), "--fix removed the orphan file");
+    assert!(hooks.is_dir());
+}
