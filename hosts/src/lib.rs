@@ -13,7 +13,9 @@ pub mod synthetic;
 
 pub use event::Event;
 pub use output::{Outcome, Verdict};
-pub use spec::{dropped_key_effect, EntrySpec, HostSpec, Layout, SettingsLocation, TimeoutUnit};
+pub use spec::{
+    dropped_key_effect, EntrySpec, HostSpec, Layout, SettingsLocation, Storage, TimeoutUnit,
+};
 
 /// Declares the hosts: the `Host` enum, its list and each variant's spec, from one line per
 /// host (`Variant => module::Spec`).
@@ -54,6 +56,7 @@ registry! {
     Gemini => gemini::Gemini,
     Cursor => cursor::Cursor,
     Qwen => qwen::Qwen,
+    Copilot => copilot::Copilot,
 }
 
 impl Default for Host {
@@ -124,6 +127,16 @@ impl Host {
     /// for Cursor, whose permission hooks treat empty stdout as invalid and block).
     pub fn allow_stdout(self, event: &str) -> &'static str {
         self.spec().allow_stdout(event)
+    }
+
+    /// How the host stores its hooks.
+    pub fn storage(self) -> Storage {
+        self.spec().storage()
+    }
+
+    /// True when a hook of `event` that exits non-zero is a denial for this host.
+    pub fn blocks_on_error(self, event: &str) -> bool {
+        self.spec().blocks_on_error(event)
     }
 
     /// True when a hook of `event` that prints nothing is invalid for this host.
@@ -427,7 +440,10 @@ mod tests {
         }
         assert_eq!(Host::parse("Gemini"), Some(Host::Gemini));
         assert_eq!(Host::parse("vim"), None);
-        assert_eq!(Host::names(), "claude, codex, gemini, cursor, qwen");
+        assert_eq!(
+            Host::names(),
+            "claude, codex, gemini, cursor, qwen, copilot"
+        );
     }
 
     #[test]

@@ -37,6 +37,32 @@ impl TimeoutUnit {
     }
 }
 
+/// How a host stores its hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// One settings file shared with the user, which fable patches entry by entry (the
+    /// profile's [`SettingsLocation::file_name`]).
+    SharedFile,
+    /// One file per source that fable owns whole, `fable-<key>.<extension>` in the directory
+    /// [`SettingsLocation::file_name`] names (Copilot CLI's `~/.copilot/hooks/`): written
+    /// atomically, compared with its rendering, removed on uninstall; a same-named file fable
+    /// did not write is refused.
+    OwnedFile {
+        /// The file name's extension (`json`).
+        extension: &'static str,
+    },
+}
+
+impl Storage {
+    /// The name of source `key`'s file when fable owns one whole file per source.
+    pub fn owned_file_name(self, key: &str) -> Option<String> {
+        match self {
+            Storage::SharedFile => None,
+            Storage::OwnedFile { extension } => Some(format!("fable-{key}.{extension}")),
+        }
+    }
+}
+
 /// Where a host keeps its user-level profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SettingsLocation {
@@ -48,7 +74,8 @@ pub struct SettingsLocation {
     pub env_var_names_home: bool,
     /// The profile directory relative to the user's home when the variable is unset.
     pub home_relative: &'static str,
-    /// The settings (hook) file inside the profile directory.
+    /// The settings (hook) file inside the profile directory; for a host whose files fable
+    /// owns whole ([`Storage::OwnedFile`]), the directory that holds them.
     pub file_name: &'static str,
     /// Wired even when the directory does not exist yet (Claude Code, fable's primary host).
     pub always_enabled: bool,
@@ -143,6 +170,44 @@ pub trait HostSpec: Sync {
     /// [`HostSpec::allow_stdout`], so the wired command keeps a printing guard.
     fn requires_output(&self, _event: &str) -> bool {
         false
+    }
+    /// True when the host reads a hook of `event` (its own name) that exits non-zero for any
+    /// reason (the shell's 127 for a missing file included) as a denial (Copilot CLI's
+    /// `preToolUse`): then even a directly executed snapshot file is guarded, so that a gone
+    /// snapshot fails open.
+    fn blocks_on_error(&self, _event: &str) -> bool {
+        false
+    }
+    /// The key of an entry that holds its command (`bash` for Copilot CLI).
+    fn command_key(&self) -> &'static str {
+        "command"
+    }
+    /// The key of an entry that holds its timeout (`timeoutSec` for Copilot CLI).
+    fn timeout_key(&self) -> &'static str {
+        "timeout"
+    }
+    /// How the host stores its hooks ([`Storage::SharedFile`] unless it says otherwise).
+    fn storage(&self) -> Storage {
+        Storage::SharedFile
+    }
+    /// For [`Storage::OwnedFile`]: the whole file of source `key`, holding `entries` (the
+    /// host's event name -> the rendered entries, in manifest order), marked as fable's.
+    fn render_owned_file(&self, key: &str, entries: &[(String, Vec<Value>)]) -> String {
+        let hooks: Map<String, Value> = entries
+            .iter()
+            .map(|(e, v)| (e.clone(), Value::Array(v.clone())))
+            .collect();
+        let doc = serde_json::json!({ "_fable": { "source": key }, "hooks": hooks });
+        format!("{doc:#}\n")
+    }
+    /// For [`Storage::OwnedFile`]: the source key a file fable rendered names, or `None` when
+    /// fable did not write it (the user's file of the same name, refused, never replaced).
+    fn owned_file_key(&self, text: &str) -> Option<String> {
+        let doc: Value = serde_json::from_str(text).ok()?;
+        doc.get("_fable")?
+            .get("source")?
+            .as_str()
+            .map(str::to_owned)
     }
     /// Whether a Stop payload's `stop_hook_active: true` means the host is re-running Stop after
     /// a block (Claude Code), so the gate may let it through. False for hosts that set it on

@@ -1,5 +1,5 @@
 """Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
-Qwen Code)."""
+Qwen Code; Copilot CLI in copilot.py)."""
 
 import json
 import os
@@ -7,11 +7,14 @@ import select
 import subprocess
 import time
 
+import copilot
+
 PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen": ("@qwen-code/qwen-code", "0.15.10", "qwen"),
+    "copilot": copilot.PIN,
 }
 
 QWEN_MODEL = "qwen3-coder-plus"
@@ -24,7 +27,9 @@ def setup_profile(host, env):
     """Creates the host's profile directory and the settings the offline run needs (before
     `fable install`, which then wires hooks into them)."""
     home = env["HOME"]
-    if host == "claude":
+    if host == "copilot":
+        copilot.setup_profile(env)
+    elif host == "claude":
         os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
         # Skip the first-run screens; -p does not need them, but keep the config quiet.
         with open(os.path.join(home, ".claude.json"), "w") as f:
@@ -105,6 +110,8 @@ def write_codex_config(env, port):
 def command(host, bins, env, port, tmpdir):
     """argv and extra environment of one headless turn against the fake model on `port`."""
     exe = os.path.join(bins, PINNED[host][2])
+    if host == "copilot":
+        return copilot.command(bins, port)
     if host == "claude":
         argv = [exe, "-p", PROMPT, "--output-format", "json", "--dangerously-skip-permissions"]
         extra = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "dummy",

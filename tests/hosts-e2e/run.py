@@ -21,7 +21,7 @@ import hosts as H  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot"]
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
          "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
 RUN_DEADLINE = 45.0
@@ -554,7 +554,8 @@ def inner_main(host, root, fable):
     facts["deny"] = summarize(run)
     facts["deny"]["tool_results"] = tool_results(run)
     pre = [pp for pp in run["probe"] if pp["event"] == "PreToolUse"]
-    facts["deny"]["pre_tool_use_tools"] = [pp["payload"].get("tool_name") for pp in pre if isinstance(pp["payload"], dict)]
+    facts["deny"]["pre_tool_use_tools"] = [pp["payload"].get("tool_name", pp["payload"].get("toolName"))
+                                           for pp in pre if isinstance(pp["payload"], dict)]
     if not mains(run):
         result("guard-state", False, f"no model request (rc {run['rc']}): " + run["stderr"][-300:].replace("\n", " | "))
     elif s1 is None:
@@ -564,7 +565,7 @@ def inner_main(host, root, fable):
         result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file")]
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create")]
         if not write_pre:
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         else:

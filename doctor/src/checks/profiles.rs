@@ -10,6 +10,7 @@ use fable_hosts::{Host, Layout};
 use fable_installer::ops::status::{ProfileStatus, SourceStatus};
 use fable_installer::profiles::Profile;
 use fable_installer::settings::desired::path_markers;
+use fable_installer::settings::owned_file;
 use fable_installer::settings::plan::{parse_settings, read_settings};
 use fable_installer::sync::SourceSpec;
 use fable_installer::Error as InstallError;
@@ -51,6 +52,17 @@ pub struct ParsedProfile {
 /// Reads and parses a profile's hook file; the error is what the patch engine reports (a parse
 /// error names file, line and column).
 pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
+    if owned_file::is_owned(profile) {
+        let view = owned_file::merged_view(profile)?;
+        let exists = view.is_some();
+        let value = view.unwrap_or_else(|| Value::Object(Default::default()));
+        return Ok(ParsedProfile {
+            profile: profile.clone(),
+            entries: wired_entries(&value, profile.host.layout()),
+            value,
+            exists,
+        });
+    }
     let text = read_settings(&profile.path)?;
     let doc = parse_settings(&profile.path, profile.host, text)?;
     if let Some(message) = shape_problem(&doc.value) {

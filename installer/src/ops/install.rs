@@ -229,8 +229,7 @@ fn probe_target(plan: &ProfilePlan) -> Result<()> {
     if !plan.changed() {
         return Ok(());
     }
-    fable_snapshot::fsutil::probe_writable(&plan.profile.path, plan.after.as_bytes())
-        .map_err(Error::from)
+    fable_snapshot::fsutil::probe_writable(plan.file(), plan.after.as_bytes()).map_err(Error::from)
 }
 
 /// Runs an install (or only plans it, with `dry_run`), then, when asked to, the Codex trust

@@ -111,7 +111,7 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
     report.profiles = plans.iter().map(|p| p.report()).collect();
     for plan in &plans {
         write_plan(home, plan)?;
-        if !opts.restore {
+        if !opts.restore || plan.owns_whole_file() {
             continue;
         }
         let id = plan.profile.id();

@@ -42,7 +42,8 @@ pub const PLUGIN_ENV: &[&str] = &["CLAUDE_PLUGIN_ROOT", "FABLE_ROOT", "CLAUDE_PL
 /// name).
 ///
 /// - A command that runs a snapshot file directly (`"ROOT/bin/fable-hook" stop`) needs no
-///   guard: when the file is gone the shell exits 126/127, which no host treats as a block.
+///   guard: when the file is gone the shell exits 126/127, which hosts do not treat as a
+///   block, except where [`Host::blocks_on_error`] says so (then it is guarded like the next).
 /// - A command that hands a snapshot file to an interpreter (`python3 ROOT/hooks/x.py`, which
 ///   exits 2, a block, when the file is gone) is guarded: `[ -e FILE ] || exit 0; COMMAND`.
 /// - Where the host needs output even on allow (Cursor blocks a permission hook whose stdout
@@ -97,8 +98,9 @@ pub fn registered_command(command: &str, target: &Target, host: Host, event: &st
     }
     let guard = guards.join(" && ");
     let direct = runs_directly(&e.command, &root, &e.referenced);
-    // A direct command needs no guard, unless the host must see output even then.
-    if direct && !must_print {
+    // A direct command needs no guard, unless the host must see output even then or reads
+    // the shell's 127 as a denial (Copilot CLI's preToolUse).
+    if direct && !must_print && !host.blocks_on_error(event) {
         return run;
     }
     if allow.is_empty() {

@@ -3,13 +3,15 @@
 //! Patch, checked by applying it), [`patch`] edits the text in place through a concrete syntax
 //! tree and verifies the result, [`syntax`] is the JSON dialect each host reads, and [`backup`] keeps the original and recent copies; the write
 //! itself is `fable_snapshot::fsutil::write_atomic_if`, fenced by [`fence`] (the file is
-//! unchanged right before the rename).
+//! unchanged right before the rename). A host whose files fable owns whole is planned and
+//! written by [`owned_file`].
 
 pub mod backup;
 mod command;
 pub mod desired;
 pub mod fence;
 pub mod owned;
+pub mod owned_file;
 mod owned_shape;
 pub mod patch;
 pub mod plan;

@@ -37,9 +37,46 @@ pub struct ProfilePlan {
     own: Ownership,
     /// The record of fable's entries once this plan is written (`settings::owned`).
     record: Vec<OwnedEntry>,
+    /// For a host whose files fable owns whole: the file and its new content (`None`: removed).
+    whole: Option<(PathBuf, Option<String>)>,
 }
 
 impl ProfilePlan {
+    /// The plan of a file fable owns whole (`settings::owned_file`): `after` `None` removes it.
+    pub(crate) fn whole_file(
+        profile: &Profile,
+        path: PathBuf,
+        before: Option<String>,
+        after: Option<String>,
+        patch: Vec<Value>,
+    ) -> ProfilePlan {
+        ProfilePlan {
+            profile: profile.clone(),
+            before,
+            after: after.clone().unwrap_or_default(),
+            patch,
+            skipped_events: Vec::new(),
+            notes: Vec::new(),
+            shifted: Vec::new(),
+            desired: Desired::default(),
+            own: Ownership::default(),
+            record: Vec::new(),
+            whole: Some((path, after)),
+        }
+    }
+
+    /// True for a file fable owns whole (nothing of the user's in it to back up or restore).
+    pub fn owns_whole_file(&self) -> bool {
+        self.whole.is_some()
+    }
+
+    /// The file this plan writes: the profile's settings file, or the file fable owns whole.
+    pub fn file(&self) -> &Path {
+        self.whole
+            .as_ref()
+            .map_or(self.profile.path.as_path(), |(p, _)| p.as_path())
+    }
+
     pub fn changed(&self) -> bool {
         !self.patch.is_empty()
     }
@@ -103,6 +140,9 @@ pub fn plan_profile(
     manifest: Option<&Manifest>,
     checkouts: &[&Path],
 ) -> Result<ProfilePlan> {
+    if let Some(path) = crate::settings::owned_file::file_path(profile, key) {
+        return crate::settings::owned_file::plan(home, profile, key, manifest, path);
+    }
     let before = read_settings(&profile.path)?;
     let w = match manifest {
         Some(m) => wiring::desired(m, &wiring::Target::new(home, key), profile.host),
@@ -140,6 +180,7 @@ pub fn plan_profile(
         desired,
         own,
         record,
+        whole: None,
     })
 }
 
@@ -180,6 +221,12 @@ fn edit(
 /// the rename; a file that keeps changing is given up after a few attempts.
 pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
     use crate::settings::fence;
+    if let Some((path, after)) = &plan.whole {
+        if !plan.changed() {
+            return Ok(());
+        }
+        return crate::settings::owned_file::write(path, plan.before.as_deref(), after.as_deref());
+    }
     let id = plan.profile.id();
     let stored = &plan.own.record.stored;
     if !plan.changed() {

@@ -28,7 +28,7 @@ impl Syntax {
     pub fn of(host: Host) -> Syntax {
         match host {
             Host::Gemini | Host::Qwen => Syntax::JsonWithComments,
-            Host::Claude | Host::Codex | Host::Cursor => Syntax::Json,
+            Host::Claude | Host::Codex | Host::Cursor | Host::Copilot => Syntax::Json,
         }
     }
 

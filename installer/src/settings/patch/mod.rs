@@ -37,7 +37,7 @@ pub struct DesiredGroup {
 }
 
 /// Decides which existing entries belong to the source being converged.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Ownership {
     /// Entries without a command (Claude Code's prompt, http, agent and MCP-tool hooks) that
     /// are this source's: no path marks them, so they are recognised by their value.
