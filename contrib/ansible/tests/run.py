@@ -105,6 +105,8 @@ class Sandbox:
         argv = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
                 "-e", "@" + vars_file] + list(flags) + [os.path.join(HERE, name)]
         out = self.run(argv).stdout
+        if os.environ.get("FABLE_ANSIBLE_VERBOSE"):
+            print(out)
         recap = re.search(r"^localhost\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+"
                           r"failed=(\d+)", out, re.M)
         if not recap:
@@ -140,6 +142,13 @@ def inventory(box, sources):
             "default": '[[source]]\nname = "default"\nbuiltin = true\n\n',
         }[s]
     return text
+
+
+def unchanged_home(box, before, out):
+    after = box.listing()
+    if before != after:
+        moved = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        die("check mode wrote under HOME: %s" % ", ".join(moved[:20]), out)
 
 
 def main():
@@ -184,9 +193,23 @@ def scenario(box):
     box.git(box.upstream, "commit", "-q", "-am", "two")
 
     extra = dict(fable_inventory=full, fable_lock=lock)
-    changed, out = box.playbook("site.yml", extra)
+    # Check mode on a machine fable never touched: planned, nothing written.
+    before = box.listing()
+    changed, out = box.playbook("site.yml", extra, "--check", "--diff")
+    unchanged_home(box, before, out)
+    if changed == 0 or "would fetch and check out the git sources" not in out \
+            or '+ref = "%s"' % pinned not in out:
+        die("check mode on a fresh machine planned nothing", out)
+    print("ansible: check mode on a fresh machine: changed=%d, nothing under HOME written"
+          % changed)
+
+    changed, out = box.playbook("site.yml", extra, "--diff")
     if changed == 0:
         die("the first run changed nothing", out)
+    for needle in ("+name = \"team\"", "    add /hooks/SessionStart",
+                   "source local: patch " + os.path.join(box.home, ".claude", "settings.json")):
+        if needle not in out:
+            die("the first run's diff lacks %r" % needle, out)
     settings = box.settings()
     for needle in ("sources/local/", "sources/team/", "fable-hook", '"mine": true', "echo mine"):
         if needle not in settings:
@@ -214,10 +237,7 @@ def scenario(box):
     extra = dict(fable_inventory=inventory(box, ["team", "default"]), fable_lock=lock)
     before = box.listing()
     changed, out = box.playbook("site.yml", extra, "--check", "--diff")
-    after = box.listing()
-    if before != after:
-        moved = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-        die("check mode wrote under HOME: %s" % ", ".join(moved[:20]), out)
+    unchanged_home(box, before, out)
     if changed == 0 or "source local: would prune" not in out:
         die("check mode did not plan pruning the removed source", out)
     print("ansible: check mode: changed=%d, the prune planned, nothing under HOME written"

@@ -20,8 +20,9 @@ description:
   - In check mode it runs C(fable apply --dry-run) and writes nothing; with O(inventory), the
     content is planned from a temporary copy (with the lock beside it) when it differs from
     the file on the host.
-  - In diff mode it shows the planned change - snapshots synced, settings patched (JSON
-    patch operations), git hooks updated and sources pruned.
+  - In diff mode it shows the planned change - the inventory file's, then the snapshots
+    synced, the settings patched (JSON patch operations), git hooks updated and sources
+    pruned.
   - A missing inventory file is refused, since fable reads it as an empty inventory and
     would prune every source a previous apply installed.
 options:
@@ -109,7 +110,7 @@ sources:
   elements: dict
 rc:
   description: fable's exit code.
-  returned: always
+  returned: when fable ran, except for a sync planned in check mode
   type: int
 '''
 
@@ -240,8 +241,12 @@ def main():
 
     planned_from = path
     scratch = None
+    diffs = []
     if p['inventory'] is not None:
-        if read(path) != p['inventory']:
+        current = read(path)
+        if current != p['inventory']:
+            diffs.append(dict(before_header=path, after_header=path, before=current or '',
+                              after=p['inventory']))
             if module.check_mode:
                 # Planned from a copy with the lock beside it; nothing on the host is written.
                 scratch = tempfile.mkdtemp(prefix='fable-apply-', dir=module.tmpdir)
@@ -278,10 +283,14 @@ def main():
                                                  json.dumps(path)[1:-1]))
     if p['sync'] and module.check_mode and not is_ok(rc, doc) and not_synced(doc, err):
         # A git source not fetched yet: the sync would fetch, check out and apply it.
+        # (fable's refusal is the plan here, not a failure: Ansible fails any result whose
+        # rc is not 0.)
+        del result['rc']
         result['changed'] = True
         result['msg'] = 'a git source is not synced yet: the sync would fetch and apply it'
         if module._diff:
-            result['diff'] = dict(prepared='would fetch and check out the git sources, then apply\n')
+            result['diff'] = diffs + [
+                dict(prepared='would fetch and check out the git sources, then apply\n')]
         module.exit_json(**result)
     if not is_ok(rc, doc) and not (rc == 1 and isinstance(doc, dict) and 'ok' not in doc):
         fail(module, 'fable %s' % cmd[0], rc, doc, out, err, argv,
@@ -298,7 +307,8 @@ def main():
         result['msg'] = 'fable %s: %s' % (cmd[0], '; '.join(trouble) or 'exit code %d' % rc)
         module.fail_json(**result)
     if module._diff:
-        result['diff'] = dict(prepared=planned(report, doc.get('pins') if sync else None))
+        plan = planned(report, doc.get('pins') if sync else None)
+        result['diff'] = diffs + ([dict(prepared=plan)] if plan else [])
     module.exit_json(**result)
 
 
