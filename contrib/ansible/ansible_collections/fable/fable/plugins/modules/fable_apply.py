@@ -68,13 +68,15 @@ options:
     default: 5.0
 attributes:
   check_mode:
+    description: Runs C(fable apply --dry-run); nothing on the host is written.
     support: full
   diff_mode:
+    description: Shows the inventory file's change and the change fable plans.
     support: full
 notes:
   - fable must already be installed on the managed host.
 author:
-  - fable contributors
+  - fable contributors (!UNKNOWN)
 '''
 
 EXAMPLES = r'''

@@ -38,13 +38,16 @@ options:
     default: 5.0
 attributes:
   check_mode:
+    description: Reads only, in check mode too.
     support: full
   diff_mode:
+    description: Nothing changes, so there is no diff.
     support: none
   facts:
+    description: Returns the fact C(fable).
     support: full
 author:
-  - fable contributors
+  - fable contributors (!UNKNOWN)
 '''
 
 EXAMPLES = r'''
