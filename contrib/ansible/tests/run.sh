@@ -27,7 +27,10 @@ if ! have; then
   fi
   rm -rf "$venv"
   "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "$want"
+  # pip's cache and configuration come from a home inside target/, never the real one.
+  mkdir -p target/ansible-test-home
+  HOME="$PWD/target/ansible-test-home" PIP_CACHE_DIR="$PWD/target/ansible-test-home/pip-cache" \
+    "$venv/bin/pip" install -q --disable-pip-version-check "$want"
   have || { echo "ansible: FAILED: $want did not install into $venv" >&2; exit 1; }
 fi
 "$venv/bin/python" contrib/ansible/tests/run.py
