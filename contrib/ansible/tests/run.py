@@ -233,6 +233,10 @@ def scenario(box):
         die("modules.yml changed %d task(s)" % changed, out)
     print("ansible: fable_status facts and fable_apply check mode and errors: ok")
 
+    changed, out = box.playbook("envelope.yml", dict(
+        sandbox=box.root, fake_fable=os.path.join(HERE, "fake_fable.py")))
+    print("ansible: the JSON envelope, error.message and the retry on exit code 5: ok")
+
     # Remove the path source: check mode plans the prune and writes nothing.
     extra = dict(fable_inventory=inventory(box, ["team", "default"]), fable_lock=lock)
     before = box.listing()

@@ -82,7 +82,8 @@ def _emit(table, prefix, lines):
     for k, v in table.items():
         name = prefix + _key(k)
         if isinstance(v, dict):
-            lines.extend(['', '[%s]' % name])
+            if not v or any(not isinstance(x, dict) and not _table_array(x) for x in v.values()):
+                lines.extend(['', '[%s]' % name])  # (a table of only tables needs no header)
             _emit(v, name + '.', lines)
         elif _table_array(v):
             for item in v:

@@ -141,11 +141,9 @@ def write_inventory(module, path, content):
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o700)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix='.fleet-', suffix='.tmp')
-    try:
-        os.write(fd, to_bytes(content))
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
+    with os.fdopen(fd, 'wb') as f:
+        f.write(to_bytes(content))
+        os.fchmod(f.fileno(), 0o600)
     module.atomic_move(tmp, path)
 
 
