@@ -41,6 +41,14 @@ elif case == "error":
     sys.exit(1)
 elif case == "unchanged":
     envelope(True, False, **dict(report, pruned=[], sources=[]))
+elif case == "dry-run":
+    envelope(True, False, would_change=True, **report)
+elif case == "skipped":
+    skipped = dict(host="claude", path="/x/.claude/settings.json", error="not valid JSON",
+                   fix="repair the file")
+    envelope(False, True, **dict(report, sources=[dict(name="default", kind="builtin", install=dict(
+        changed=True, sources=[], profiles=[], skipped_profiles=[skipped]))]))
+    sys.exit(1)
 elif case == "status":
     envelope(True, False, sources=[dict(key="default", state="current"),
                                    dict(key="team", state="stale_but_stable")])

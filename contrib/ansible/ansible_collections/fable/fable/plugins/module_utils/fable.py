@@ -3,9 +3,9 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0 (as fable)
 """Running the fable binary for the fable.fable modules.
 
-fable prints one JSON document on stdout with ``--json``. The modules read ``changed`` and
-``ok`` from its top level; a document without ``ok`` (fable before the common JSON envelope)
-is ok exactly when the exit code is 0. A failure's message is ``error.message`` when fable
+fable prints one JSON document on stdout with ``--json``. The modules read ``changed`` (a dry
+run's ``would_change``) and ``ok`` from its top level; a document without ``ok`` (fable before
+the common JSON envelope) is ok exactly when the exit code is 0. A failure's message is ``error.message`` when fable
 printed one, else its stderr. Exit code 5 means another fable run holds the install lock:
 the command is retried a few times.
 """
@@ -24,6 +24,7 @@ LOCK_BUSY = 5
 COMMON_ARGS = dict(
     fable_bin=dict(type='str', default='fable'),
     fable_home=dict(type='path'),
+    lock_wait=dict(type='float'),
     retries=dict(type='int', default=3),
     retry_delay=dict(type='float', default=5.0),
 )
@@ -68,6 +69,8 @@ def run_fable(module, args):
     env = {}
     if module.params.get('fable_home'):
         env['FABLE_HOME'] = fable_home(module)
+    if module.params.get('lock_wait') is not None:
+        env['FABLE_INSTALL_LOCK_WAIT_MS'] = str(int(module.params['lock_wait'] * 1000))
     attempts = max(0, module.params['retries']) + 1
     for attempt in range(attempts):
         rc, out, err = module.run_command(cmd, environ_update=env)

@@ -16,7 +16,8 @@ description:
   - Runs C(fable apply --json) (or C(fable sync --json) with O(sync=true)) on the managed host,
     which installs, keeps current and prunes the hook sources the inventory lists and wires
     them into every AI coding agent's settings.
-  - The task is changed exactly when fable reports C(changed) in its JSON document.
+  - The task is changed exactly when fable reports C(changed) in its JSON document (in check
+    mode C(would_change), where fable prints it), or when O(inventory) rewrites the file.
   - In check mode it runs C(fable apply --dry-run) and writes nothing; with O(inventory), the
     content is planned from a temporary copy (with the lock beside it) when it differs from
     the file on the host.
@@ -58,6 +59,11 @@ options:
   fable_home:
     description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
     type: path
+  lock_wait:
+    description:
+      - Seconds fable waits for the install lock before it gives up with exit code 5
+        (C(FABLE_INSTALL_LOCK_WAIT_MS); fable's default is 60). Ignored by a fable without it.
+    type: float
   retries:
     description: How many times to run fable again when it exits 5 (the install lock busy).
     type: int
@@ -124,7 +130,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible_collections.fable.fable.plugins.module_utils.fable import (
-    COMMON_ARGS, default_inventory, error_of, fail, is_ok, run_fable)
+    COMMON_ARGS, default_inventory, error_of, fail, failure_message, is_ok, run_fable)
 
 
 def read(path):
@@ -154,8 +160,11 @@ def apply_report(doc, sync):
     return doc
 
 
-def changed_of(doc, sync):
-    """``changed`` from the top level; a sync document before the envelope: lock or apply."""
+def changed_of(doc, sync, check_mode):
+    """``changed`` from the top level (a dry run's ``would_change``); a sync document from
+    before the envelope: the lock or the apply changed."""
+    if check_mode and 'would_change' in doc:
+        return bool(doc['would_change'])
     if 'changed' in doc:
         return bool(doc['changed'])
     if sync:
@@ -292,19 +301,21 @@ def main():
             result['diff'] = diffs + [
                 dict(prepared='would fetch and check out the git sources, then apply\n')]
         module.exit_json(**result)
-    if not is_ok(rc, doc) and not (rc == 1 and isinstance(doc, dict) and 'ok' not in doc):
+    if not isinstance(doc, dict) or 'error' in doc or not ('sources' in doc or 'apply' in doc):
+        # An error (fable's error object, or no document at all).
         fail(module, 'fable %s' % cmd[0], rc, doc, out, err, argv,
              changed=result['changed'] and not module.check_mode, inventory=path)
     report = apply_report(doc, sync)
     result.update(
-        changed=result['changed'] or changed_of(doc, sync),
+        changed=result['changed'] or changed_of(doc, sync, module.check_mode),
         report=doc,
         pruned=report.get('pruned', []),
         sources=summary(report),
     )
-    trouble = problems(report)
-    if rc != 0 or trouble:
-        result['msg'] = 'fable %s: %s' % (cmd[0], '; '.join(trouble) or 'exit code %d' % rc)
+    if not is_ok(rc, doc) or problems(report):
+        # Done, with a partial failure the report shows (fable exits 1).
+        trouble = problems(report) or [failure_message('fable %s' % cmd[0], rc, doc, err)]
+        result['msg'] = 'fable %s: %s' % (cmd[0], '; '.join(trouble))
         module.fail_json(**result)
     if module._diff:
         plan = planned(report, doc.get('pins') if sync else None)

@@ -28,6 +28,11 @@ options:
   fable_home:
     description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
     type: path
+  lock_wait:
+    description:
+      - Seconds fable waits for a lock before it gives up with exit code 5
+        (C(FABLE_INSTALL_LOCK_WAIT_MS); fable's default is 60). Ignored by a fable without it.
+    type: float
   retries:
     description: How many times to run fable again when it exits 5 (the install lock busy).
     type: int
