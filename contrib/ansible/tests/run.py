@@ -80,6 +80,7 @@ class Sandbox:
             ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
             ANSIBLE_NOCOLOR="1",
             ANSIBLE_RETRY_FILES_ENABLED="0",
+            ANSIBLE_PIPELINING="1",
             ANSIBLE_LOCALHOST_WARNING="0",
             ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
         )
@@ -260,6 +261,21 @@ def scenario(box):
     if changed:
         die("the run after the prune changed %d task(s)" % changed, out)
     print("ansible: prune: the removed source's wiring is gone; the next run: changed=0")
+
+    # Without a lock the role follows the inventory's ref: upstream's newer commit.
+    tip = box.git(box.upstream, "rev-parse", "HEAD")
+    extra = dict(extra, fable_lock="")
+    changed, out = box.playbook("site.yml", extra)
+    with open(os.path.join(box.fable_home, "checkouts", "team", "hooks", "x.sh")) as f:
+        if changed == 0 or "newer" not in f.read():
+            die("without a lock the git source did not move to its ref's tip", out)
+    with open(os.path.join(box.fable_home, "fleet.lock")) as f:
+        if tip not in f.read():
+            die("without a lock the host's lock does not pin the ref's tip %s" % tip)
+    changed, out = box.playbook("site.yml", extra)
+    if changed:
+        die("the second run without a lock changed %d task(s)" % changed, out)
+    print("ansible: without a lock: the ref's tip %s applied; the next run: changed=0" % tip[:12])
 
 
 if __name__ == "__main__":

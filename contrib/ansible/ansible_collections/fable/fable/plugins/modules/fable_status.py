@@ -82,7 +82,7 @@ status:
       type: list
       elements: dict
     current:
-      description: True when every source is current.
+      description: True when a source is installed and every source is current.
       type: bool
     not_current:
       description: Keys of the sources that are not current.
@@ -113,7 +113,8 @@ def main():
         home=fable_home(module),
         inventory=default_inventory(module),
         sources=sources,
-        current=not not_current,
+        # Nothing installed is not current (as `fable status --check` says).
+        current=bool(sources) and not not_current,
         not_current=not_current,
     )
     module.exit_json(changed=False, status=status, ansible_facts=dict(fable=status))
