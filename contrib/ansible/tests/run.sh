@@ -2,11 +2,12 @@
 # The fable.fable Ansible collection's test: ansible-core 2.19 from PyPI in a venv cached in
 # target/ansible-venv, the role and modules against localhost in a sandbox HOME (run.py),
 # then `ansible-test sanity` on the collection (sanity.sh). Skips with one line where PyPI is
-# unreachable and ansible-core is not installed yet. FABLE_BIN: the fable binary to test.
+# unreachable and ansible-core is not installed yet. FABLE_BIN: the fable binary to test;
+# FABLE_ANSIBLE_VENV: another venv (default target/ansible-venv).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 : "${FABLE_BIN:?set FABLE_BIN to the fable binary (cargo build: target/debug/fable)}"
-venv="$PWD/target/ansible-venv"
+venv="${FABLE_ANSIBLE_VENV:-$PWD/target/ansible-venv}"
 want='ansible-core>=2.19,<2.20'
 have() {
   "$venv/bin/python" -c 'import ansible.release as r, sys; sys.exit(not r.__version__.startswith("2.19."))' 2>/dev/null

@@ -44,8 +44,9 @@ options:
       - Run C(fable sync) instead, which fetches the inventory's git sources, pins them in
         the lock beside the inventory and then applies. Without it, a git source must have
         been synced already (its checkout must hold the commit the lock pins).
-      - In check mode a sync is planned as C(fable apply --dry-run); a git source that would
-        need a fetch makes the task changed.
+      - In check mode a sync is planned as C(fable apply --dry-run), which fetches nothing; a git
+        source not synced yet makes the task changed, a new commit behind an already synced
+        C(ref) is not seen.
     type: bool
     default: false
   timeout:
@@ -314,8 +315,9 @@ def main():
     )
     if not is_ok(rc, doc) or problems(report):
         # Done, with a partial failure the report shows (fable exits 1).
-        trouble = problems(report) or [failure_message('fable %s' % cmd[0], rc, doc, err)]
-        result['msg'] = 'fable %s: %s' % (cmd[0], '; '.join(trouble))
+        trouble = problems(report)
+        result['msg'] = ('fable %s: %s' % (cmd[0], '; '.join(trouble)) if trouble
+                         else failure_message('fable %s' % cmd[0], rc, doc, err))
         module.fail_json(**result)
     if module._diff:
         plan = planned(report, doc.get('pins') if sync else None)
