@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The fable.fable collection against localhost (`-c local`) in a sandbox HOME.
 
+A lock that does not pin a git source is refused before anything is written.
+
 A path source, a git source (a file:// repository pinned by a fleet.lock that `fable sync`
 wrote on a "reference machine", then moved on upstream) and the bundled evaluator, applied
 by the role: the first run changes, the second changes nothing, the modules' own checks pass
@@ -99,20 +101,24 @@ class Sandbox:
     def git(self, repo, *args):
         return self.run(["git", "-C", repo] + list(args)).stdout.strip()
 
-    def playbook(self, name, extra, *flags):
+    def playbook(self, name, extra, *flags, fails=False):
         vars_file = os.path.join(self.root, "vars.json")
         write(vars_file, json.dumps(dict(extra, fable_bin=self.fable,
                                          ansible_python_interpreter=sys.executable)))
         argv = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
                 "-e", "@" + vars_file] + list(flags) + [os.path.join(HERE, name)]
-        out = self.run(argv).stdout
+        p = self.run(argv, check=not fails)
+        out = p.stdout
         if os.environ.get("FABLE_ANSIBLE_VERBOSE"):
             print(out)
         recap = re.search(r"^localhost\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+"
                           r"failed=(\d+)", out, re.M)
         if not recap:
             die("no PLAY RECAP for localhost in the output of %s" % name, out)
-        if int(recap.group(4)) or int(recap.group(3)):
+        if fails:
+            if p.returncode == 0 or not int(recap.group(4)):
+                die("%s did not fail" % name, out)
+        elif int(recap.group(4)) or int(recap.group(3)):
             die("%s: a task failed" % name, out)
         return int(recap.group(2)), out
 
@@ -192,6 +198,15 @@ def scenario(box):
     # Upstream moves on: the managed machine must still get the pinned commit.
     make_source(box.upstream, "team", "exit 0 # newer\n")
     box.git(box.upstream, "commit", "-q", "-am", "two")
+
+    # A lock that does not pin the inventory's git source is refused before anything runs.
+    before = box.listing()
+    _, out = box.playbook("site.yml", dict(fable_inventory=full, fable_lock="schema = 1\n"),
+                          fails=True)
+    if "git source team (file://%s main) is not pinned in the lock" % box.upstream not in out:
+        die("a lock without the git source's pin was not refused clearly", out)
+    unchanged_home(box, before, out)
+    print("ansible: a lock without the git source's pin: refused, nothing written")
 
     extra = dict(fable_inventory=full, fable_lock=lock)
     # Check mode on a machine fable never touched: planned, nothing written.
