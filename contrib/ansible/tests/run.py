@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The fable.fable collection against localhost (`-c local`) in a sandbox HOME.
 
-A lock that does not pin a git source is refused before anything is written.
-
 A path source, a git source (a file:// repository pinned by a fleet.lock that `fable sync`
 wrote on a "reference machine", then moved on upstream) and the bundled evaluator, applied
-by the role: the first run changes, the second changes nothing, the modules' own checks pass
-(modules.yml), check mode writes nothing under HOME, a source removed from the inventory is
-pruned (its wiring gone from ~/.claude/settings.json) and the run after that changes nothing.
+by the role: a lock that does not pin the git source is refused before anything is written,
+check mode on the fresh machine writes nothing, the first run changes (at the pinned
+commit), the second changes nothing, the modules' own checks pass (modules.yml, and
+envelope.yml against a stand-in binary), check mode writes nothing under HOME, a source
+removed from the inventory is pruned (its wiring gone from ~/.claude/settings.json) and the
+run after that changes nothing; without a lock the role follows the ref.
 Run by run.sh (which installs ansible-core into target/ansible-venv); needs FABLE_BIN.
 """
 
