@@ -2,7 +2,8 @@
 # `ansible-test sanity` on the fable.fable collection, Python 3.11, no containers. VENV: the
 # venv holding ansible-core (run.sh's). ansible-test's per-test virtual environments and their
 # requirements (from PyPI) are cached under target/ansible-test-home; its pip bootstrap, which
-# it would download from ci-files.testing.ansible.com, is replaced by get_pip.py.
+# it would download from ci-files.testing.ansible.com, is replaced by get_pip.py. Then the
+# collection is built with ansible-galaxy.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 venv=${1:?usage: sanity.sh VENV}
@@ -40,3 +41,13 @@ if ! HOME="$home" PIP_CACHE_DIR="$home/pip-cache" GIT_CONFIG_GLOBAL="$home/gitco
   exit 1
 fi
 echo "ansible: ansible-test sanity --python 3.11: ${#tests[@]} tests passed (${tests[*]})"
+# The collection builds as Galaxy would ship it, with the modules, the filters and the role.
+HOME="$home" ANSIBLE_HOME="$home/.ansible" "$venv/bin/ansible-galaxy" collection build \
+  --output-path "$work" "$root/$collection" >/dev/null
+tarball="$work/fable-fable-$(sed -n 's/^version: *//p' "$root/$collection/galaxy.yml").tar.gz"
+listing=$(tar tzf "$tarball")
+for f in plugins/modules/fable_apply.py plugins/modules/fable_status.py \
+  plugins/module_utils/fable.py plugins/filter/fleet.py roles/fable/tasks/main.yml meta/runtime.yml; do
+  grep -qx "$f" <<<"$listing" || { echo "ansible: FAILED: $f is not in $tarball" >&2; exit 1; }
+done
+echo "ansible: ansible-galaxy collection build: $(basename "$tarball")"
