@@ -12,6 +12,7 @@ run after that changes nothing; without a lock the role follows the ref.
 Run by run.sh (which installs ansible-core into target/ansible-venv); needs FABLE_BIN.
 """
 
+import fcntl
 import json
 import os
 import re
@@ -19,6 +20,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLLECTIONS = os.path.dirname(HERE)  # contrib/ansible, holding ansible_collections/
@@ -159,6 +162,51 @@ def unchanged_home(box, before, out):
         die("check mode wrote under HOME: %s" % ", ".join(moved[:20]), out)
 
 
+def lock_busy(box):
+    """fable_apply against the real binary while this process holds the install lock (a
+    flock, as fable takes it); last, since it applies another inventory. Needs a fable that
+    bounds its wait (FABLE_INSTALL_LOCK_WAIT_MS) and exits 5; with an older one the probe
+    times out and this is skipped."""
+    lock = open(os.path.join(box.fable_home, "lock"), "a")
+    release = os.path.join(box.root, "release-lock")
+    done = threading.Event()
+
+    def let_go():
+        # Hold the lock until the playbook asks, then a little longer, so the retries retry.
+        while not done.is_set() and not os.path.exists(release):
+            time.sleep(0.1)
+        time.sleep(1.5)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        # Something to do (a converged apply takes no lock): the path source back.
+        inv_file = os.path.join(box.root, "lockbusy.toml")
+        write(inv_file, inventory(box, ["local", "default"]))
+        try:
+            probe = subprocess.run([box.fable, "apply", "-f", inv_file, "--json"], timeout=10,
+                                   env=dict(box.env, FABLE_INSTALL_LOCK_WAIT_MS="0"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except subprocess.TimeoutExpired:
+            probe = None
+        if probe is None or probe.returncode != 5:
+            print("ansible: busy install lock: skipped (this fable does not exit 5 at once with "
+                  "FABLE_INSTALL_LOCK_WAIT_MS=0)")
+            return
+        thread = threading.Thread(target=let_go)
+        thread.start()
+        try:
+            box.playbook("lockbusy.yml", dict(inventory=inv_file, release=release))
+        finally:
+            done.set()
+            thread.join()
+    finally:
+        lock.close()
+    if "sources/local/" not in box.settings():
+        die("the apply retried after the busy lock did not install the path source")
+    print("ansible: busy install lock: exit 5 without retries, applied with them")
+
+
 def main():
     fable = os.environ.get("FABLE_BIN")
     if not fable or not os.access(fable, os.X_OK):
@@ -292,6 +340,8 @@ def scenario(box):
     if changed:
         die("the second run without a lock changed %d task(s)" % changed, out)
     print("ansible: without a lock: the ref's tip %s applied; the next run: changed=0" % tip[:12])
+
+    lock_busy(box)
 
 
 if __name__ == "__main__":
