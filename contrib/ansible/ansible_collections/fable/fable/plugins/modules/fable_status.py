@@ -1,0 +1,124 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: fable contributors
+# SPDX-License-Identifier: MIT OR Apache-2.0 (as fable)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: fable_status
+short_description: Each fable hook source's state, as facts
+version_added: "0.1.0"
+description:
+  - Runs C(fable status --json) on the managed host and returns every installed source's
+    state (V(never_migrated), V(half_applied), V(stale_but_stable) or V(current)) with its
+    profiles, as the fact C(ansible_facts.fable) and as RV(status).
+  - Reads only; never changed.
+options:
+  source:
+    description: Only this hook source (a directory, or V(default) for the bundled evaluator).
+    type: str
+  fable_bin:
+    description: The fable executable, a path or a name looked up on C(PATH).
+    type: str
+    default: fable
+  fable_home:
+    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
+    type: path
+  lock_wait:
+    description:
+      - Seconds fable waits for a lock before it gives up with exit code 5
+        (C(FABLE_INSTALL_LOCK_WAIT_MS); fable's default is 60). Ignored by a fable without it.
+    type: float
+  retries:
+    description: How many times to run fable again when it exits 5 (the install lock busy).
+    type: int
+    default: 3
+  retry_delay:
+    description: Seconds between those attempts.
+    type: float
+    default: 5.0
+attributes:
+  check_mode:
+    description: Reads only, in check mode too.
+    support: full
+  diff_mode:
+    description: Nothing changes, so there is no diff.
+    support: none
+  facts:
+    description: Returns the fact C(fable).
+    support: full
+author:
+  - fable contributors (!UNKNOWN)
+'''
+
+EXAMPLES = r'''
+- name: Read fable's state
+  fable.fable.fable_status:
+
+- name: Fail when a source is not current
+  ansible.builtin.assert:
+    that: ansible_facts.fable.current
+    fail_msg: "not current: {{ ansible_facts.fable.not_current | join(', ') }}"
+'''
+
+RETURN = r'''
+status:
+  description: The same as the fact C(ansible_facts.fable).
+  returned: success
+  type: dict
+  contains:
+    home:
+      description: The fable home (C($FABLE_HOME), else C(~/.fable)).
+      type: str
+    inventory:
+      description: The inventory fable reads by default.
+      type: str
+    sources:
+      description: fable's status of each source (key, source, state, tree hashes, profiles, problems).
+      type: list
+      elements: dict
+    current:
+      description: True when a source is installed and every source is current.
+      type: bool
+    not_current:
+      description: Keys of the sources that are not current.
+      type: list
+      elements: str
+ansible_facts:
+  description: C(fable), as RV(status).
+  returned: success
+  type: dict
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.fable.fable.plugins.module_utils.fable import (
+    COMMON_ARGS, default_inventory, fable_home, fail, is_ok, run_fable)
+
+
+def main():
+    args = dict(source=dict(type='str'))
+    args.update(COMMON_ARGS)
+    module = AnsibleModule(argument_spec=args, supports_check_mode=True)
+    cmd = ['status'] + ([module.params['source']] if module.params['source'] else [])
+    rc, doc, out, err, argv = run_fable(module, cmd)
+    if not is_ok(rc, doc):
+        fail(module, 'fable status', rc, doc, out, err, argv, changed=False)
+    sources = doc.get('sources', [])
+    not_current = [s.get('key') for s in sources if s.get('state') != 'current']
+    status = dict(
+        home=fable_home(module),
+        inventory=default_inventory(module),
+        sources=sources,
+        # Nothing installed is not current (as `fable status --check` says).
+        current=bool(sources) and not not_current,
+        not_current=not_current,
+    )
+    module.exit_json(changed=False, status=status, ansible_facts=dict(fable=status))
+
+
+if __name__ == '__main__':
+    main()
