@@ -13,7 +13,9 @@ pub mod synthetic;
 
 pub use event::Event;
 pub use output::{Outcome, Verdict};
-pub use spec::{dropped_key_effect, EntrySpec, HostSpec, Layout, SettingsLocation, TimeoutUnit};
+pub use spec::{
+    dropped_key_effect, EntrySpec, HostSpec, Layout, SettingsLocation, Storage, TimeoutUnit,
+};
 
 /// Declares the hosts: the `Host` enum, its list and each variant's spec, from one line per
 /// host (`Variant => module::Spec`).
@@ -54,6 +56,10 @@ registry! {
     Gemini => gemini::Gemini,
     Cursor => cursor::Cursor,
     Qwen => qwen::Qwen,
+    Droid => droid::Droid,
+    Augment => augment::Augment,
+    Kimi => kimi::Kimi,
+    Windsurf => windsurf::Windsurf,
 }
 
 impl Default for Host {
@@ -101,6 +107,11 @@ impl Host {
     /// How entries are arranged in the hook file.
     pub fn layout(self) -> Layout {
         self.spec().layout()
+    }
+
+    /// How the hook file is stored.
+    pub fn storage(self) -> Storage {
+        self.spec().storage()
     }
 
     /// The unit of the entry's `timeout` field.
@@ -427,7 +438,10 @@ mod tests {
         }
         assert_eq!(Host::parse("Gemini"), Some(Host::Gemini));
         assert_eq!(Host::parse("vim"), None);
-        assert_eq!(Host::names(), "claude, codex, gemini, cursor, qwen");
+        assert_eq!(
+            Host::names(),
+            "claude, codex, gemini, cursor, qwen, droid, augment, kimi, windsurf"
+        );
     }
 
     #[test]

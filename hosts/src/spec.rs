@@ -18,6 +18,19 @@ pub enum Layout {
     Flat,
 }
 
+/// How a host stores its hook entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Storage {
+    /// A JSON (or JSONC) file shared with the user's other settings, the entries under its
+    /// `hooks` object (Claude Code and most hosts).
+    #[default]
+    SharedFile,
+    /// A TOML file shared with the user's other settings, one `[[hooks]]` table per entry
+    /// with an `event` key (Kimi Code CLI); the entries appear to the engine in
+    /// [`Layout::Flat`] form, `event -> [entry]`.
+    SharedToml,
+}
+
 /// The unit a host counts hook timeouts in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutUnit {
@@ -25,6 +38,8 @@ pub enum TimeoutUnit {
     Seconds,
     /// Milliseconds (Gemini).
     Milliseconds,
+    /// The host has no timeout field (Windsurf): none is written.
+    Unsupported,
 }
 
 impl TimeoutUnit {
@@ -33,6 +48,7 @@ impl TimeoutUnit {
         match self {
             TimeoutUnit::Seconds => secs,
             TimeoutUnit::Milliseconds => secs.saturating_mul(1000),
+            TimeoutUnit::Unsupported => secs,
         }
     }
 }
@@ -105,6 +121,10 @@ pub trait HostSpec: Sync {
     /// How entries are arranged in the hook file.
     fn layout(&self) -> Layout {
         Layout::Grouped
+    }
+    /// How the hook file is stored (JSON settings file by default).
+    fn storage(&self) -> Storage {
+        Storage::SharedFile
     }
     /// Canonical event -> the host's event name, for the events fable may wire there.
     fn events(&self) -> &'static [(Event, &'static str)];
