@@ -6,7 +6,11 @@
 //!   then `JSON.parse` (checked against gemini-cli 0.61): `//` and `/* */` comments are
 //!   allowed, trailing commas and a byte-order mark are not.
 //! - Qwen Code 0.15 reads its `settings.json` the same way.
-//! - Claude Code, Codex and Cursor read strict JSON.
+//! - Factory Droid 0.225 reads its `settings.json` with jsonc-parser's default options: comments
+//!   allowed, trailing commas not (the same).
+//! - Claude Code, Codex, Cursor, Auggie (`JSON.parse`) and Windsurf read strict JSON.
+//! - Kimi Code's `config.toml` is TOML (`Storage::SharedToml`), edited through
+//!   [`super::toml_patch`].
 
 use serde_json::Value;
 
@@ -21,14 +25,19 @@ pub enum Syntax {
     /// JSON with `//` and `/* */` comments (no trailing commas): strip-json-comments +
     /// `JSON.parse`.
     JsonWithComments,
+    /// TOML, seen through [`super::toml_patch::view`].
+    Toml,
 }
 
 impl Syntax {
     /// The syntax `host`'s settings loader accepts.
     pub fn of(host: Host) -> Syntax {
+        if host.storage() == fable_hosts::Storage::SharedToml {
+            return Syntax::Toml;
+        }
         match host {
-            Host::Gemini | Host::Qwen => Syntax::JsonWithComments,
-            Host::Claude | Host::Codex | Host::Cursor => Syntax::Json,
+            Host::Gemini | Host::Qwen | Host::Droid => Syntax::JsonWithComments,
+            _ => Syntax::Json,
         }
     }
 
@@ -38,6 +47,8 @@ impl Syntax {
         match self {
             Syntax::Json => serde_json::from_str(text),
             Syntax::JsonWithComments => serde_json::from_str(&blank_comments(text)),
+            Syntax::Toml => super::toml_patch::view_text(text)
+                .map_err(<serde_json::Error as serde::de::Error>::custom),
         }
     }
 }
@@ -162,9 +173,17 @@ mod tests {
     }
 
     #[test]
-    fn only_gemini_reads_comments() {
+    fn only_gemini_qwen_and_droid_read_comments() {
         assert_eq!(Syntax::of(Host::Gemini), Syntax::JsonWithComments);
-        for h in [Host::Claude, Host::Codex, Host::Cursor] {
+        assert_eq!(Syntax::of(Host::Droid), Syntax::JsonWithComments);
+        assert_eq!(Syntax::of(Host::Kimi), Syntax::Toml);
+        for h in [
+            Host::Claude,
+            Host::Codex,
+            Host::Cursor,
+            Host::Augment,
+            Host::Windsurf,
+        ] {
             assert_eq!(Syntax::of(h), Syntax::Json);
         }
     }
