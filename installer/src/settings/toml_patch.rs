@@ -111,7 +111,12 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> std::result::Result<String, St
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string())?;
-    for edit in edits {
+    // The planner emits new events in reverse, each to be inserted first in a JSON object;
+    // here tables are appended, so the new events go last, in manifest order.
+    let (new_events, others): (Vec<&Edit>, Vec<&Edit>) = edits
+        .iter()
+        .partition(|e| matches!(e, Edit::InsertEvent { .. }));
+    for edit in others.into_iter().chain(new_events.into_iter().rev()) {
         match edit {
             Edit::InsertHooks { value } => {
                 let events = value.as_object().ok_or("hooks value is not an object")?;
@@ -386,5 +391,36 @@ mod tests {
             "[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"x\"\ntimeout = 5\n"
         );
         assert_eq!(apply_edits(&out, &[Edit::RemoveHooks]).unwrap(), "");
+    }
+
+    #[test]
+    fn new_events_keep_manifest_order() {
+        let text = "[[hooks]]\nevent = \"Stop\"\ncommand = \"u\"\n";
+        let edits = [
+            Edit::InsertEvent {
+                event: "C".into(),
+                items: vec![json!({"command": "c"})],
+            },
+            Edit::InsertEvent {
+                event: "B".into(),
+                items: vec![json!({"command": "b"})],
+            },
+            Edit::InsertEvent {
+                event: "A".into(),
+                items: vec![json!({"command": "a"})],
+            },
+        ];
+        let out = apply_edits(text, &edits).unwrap();
+        let order: Vec<&str> = out.lines().filter(|l| l.starts_with("event")).collect();
+        assert_eq!(
+            order,
+            [
+                "event = \"Stop\"",
+                "event = \"A\"",
+                "event = \"B\"",
+                "event = \"C\""
+            ],
+            "{out}"
+        );
     }
 }
