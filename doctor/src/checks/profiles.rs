@@ -69,13 +69,14 @@ pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
 }
 
 /// What makes a parsed hook file unusable for the patch engine (which refuses to plan it):
-/// `hooks` not an object, or an event's value not an array.
+/// `hooks` not an object, or an event's value not an array (a boolean there is a host's
+/// switch, such as Droid's `hooksDisabled`, not an event).
 fn shape_problem(value: &Value) -> Option<String> {
     match value.get("hooks") {
         None => None,
         Some(Value::Object(events)) => events
             .iter()
-            .find(|(_, v)| !v.is_array())
+            .find(|(_, v)| !v.is_array() && !v.is_boolean())
             .map(|(e, _)| format!("\"hooks\".\"{e}\" is not an array")),
         Some(_) => Some("\"hooks\" is not an object".into()),
     }
@@ -179,9 +180,12 @@ pub(super) fn parsed_ok(parsed: &ParsedProfile, subject: &str) -> Finding {
 }
 
 /// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings; Qwen Code reads
-/// `disableAllHooks` too).
+/// `disableAllHooks` too); Factory Droid's `hooks.hooksDisabled`.
 pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
     let mut out = Vec::new();
+    if parsed.profile.host == Host::Droid {
+        return droid_switch(parsed, subject);
+    }
     if !matches!(parsed.profile.host, Host::Claude | Host::Qwen) {
         return out;
     }
@@ -216,6 +220,29 @@ pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Findi
         );
     }
     out
+}
+
+/// Droid skips every hook of a file whose `hooks.hooksDisabled` is true (Droid 0.225).
+fn droid_switch(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
+    let off = parsed.value.pointer("/hooks/hooksDisabled") == Some(&Value::Bool(true));
+    if !off {
+        return Vec::new();
+    }
+    let severity = if parsed.entries.is_empty() {
+        Severity::Warn
+    } else {
+        Severity::Error
+    };
+    vec![Finding::new(
+        "profile.hooks_disabled",
+        severity,
+        subject,
+        "\"hooks\": {\"hooksDisabled\": true} — Droid runs no hook of this file, fable's included",
+    )
+    .with_fix(format!(
+        "remove \"hooksDisabled\" from the \"hooks\" of {} (a setting fable leaves to you)",
+        parsed.profile.path.display()
+    ))]
 }
 
 /// Each profile matches the plan of source `key` (`profile.plan`), from the source's status.
