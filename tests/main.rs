@@ -15,6 +15,7 @@ mod new_hosts;
 mod nudge;
 mod ownership;
 mod packs;
+mod patched_hosts;
 mod plugin_corpus;
 mod plugins;
 mod real_clients;
