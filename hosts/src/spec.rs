@@ -133,6 +133,13 @@ pub trait HostSpec: Sync {
     fn payload_only_events(&self) -> &'static [(Event, &'static str)] {
         &[]
     }
+    /// The host events an entry wired under `event` (the host's name) with the translated
+    /// `matcher` goes under, when the host splits one fable event by tool into events of its
+    /// own (Windsurf: PreToolUse is `pre_run_command`, `pre_write_code`, `pre_read_code` or
+    /// `pre_mcp_tool_use`); such a host keeps no matcher. `None`: under `event`, with the matcher.
+    fn route(&self, _event: &str, _matcher: Option<&str>) -> Option<Vec<String>> {
+        None
+    }
     /// Claude Code tool name -> the host's tool names, for matchers; `None` when the host uses
     /// Claude Code's names.
     fn tools(&self) -> Option<ToolTable> {

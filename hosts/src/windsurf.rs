@@ -8,15 +8,16 @@
 //! holding `command_line`/`cwd` for commands, `file_path`/`edits` for code, `user_prompt` for
 //! prompts. Contract from Windsurf's published documentation (Cascade Hooks), not a client.
 //!
-//! One fable event maps to one Windsurf event: PreToolUse is wired as `pre_run_command` and
-//! PostToolUse as `post_run_command` (fable's shell rules); a source can move an event to
-//! `pre_write_code` or `pre_read_code` with `[hosts.windsurf.events]` in its `fable.toml`.
+//! Windsurf has one event per kind of action where Claude Code has a matcher: an entry of
+//! PreToolUse (PostToolUse) is wired under `pre_` (`post_`) + `run_command`, `write_code`,
+//! `read_code` and `mcp_tool_use`, as its matcher names them (`Bash`; `Write`, `Edit`,
+//! `MultiEdit`; `Read`; `mcp__*`), every one when it has none ([`HostSpec::route`]).
 
 use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, pass_through};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, TimeoutUnit};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, TimeoutUnit, ToolTable};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -31,11 +32,27 @@ const EVENTS: &[(Event, &str)] = &[
 
 /// Windsurf's other actions, as its payloads name them.
 const PAYLOAD_ONLY_EVENTS: &[(Event, &str)] = &[
+    (Event::PreToolUse, "pre_write_code"),
+    (Event::PreToolUse, "pre_read_code"),
+    (Event::PreToolUse, "pre_mcp_tool_use"),
+    (Event::PostToolUse, "post_write_code"),
+    (Event::PostToolUse, "post_read_code"),
+    (Event::PostToolUse, "post_mcp_tool_use"),
     (Event::Stop, "post_cascade_response"),
-    (Event::AfterFileEdit, "post_write_code"),
-    (Event::BeforeMcpExecution, "pre_mcp_tool_use"),
-    (Event::AfterMcpExecution, "post_mcp_tool_use"),
 ];
+
+/// Claude Code's tool names -> the kind of action Windsurf names its events after.
+const TOOLS: ToolTable = &[
+    ("Bash", &["run_command"]),
+    ("Write", &["write_code"]),
+    ("Edit", &["write_code"]),
+    ("MultiEdit", &["write_code"]),
+    ("NotebookEdit", &["write_code"]),
+    ("Read", &["read_code"]),
+];
+
+/// Every kind of tool action Windsurf has a pre- and a post-event for.
+const ACTIONS: &[&str] = &["run_command", "write_code", "read_code", "mcp_tool_use"];
 
 impl HostSpec for Windsurf {
     fn name(&self) -> &'static str {
@@ -66,6 +83,38 @@ impl HostSpec for Windsurf {
 
     fn payload_only_events(&self) -> &'static [(Event, &'static str)] {
         PAYLOAD_ONLY_EVENTS
+    }
+
+    fn tools(&self) -> Option<ToolTable> {
+        Some(TOOLS)
+    }
+
+    fn mcp_matcher(&self, _tool: &str) -> Option<String> {
+        Some("mcp_tool_use".into())
+    }
+
+    /// A tool event goes under the action events its matcher names: a plain alternation of
+    /// names picks the actions it contains (names Windsurf has no action for are dropped), no
+    /// matcher, `*` or a pattern picks all of them.
+    fn route(&self, event: &str, matcher: Option<&str>) -> Option<Vec<String>> {
+        let prefix = match event {
+            "pre_run_command" => "pre_",
+            "post_run_command" => "post_",
+            _ => return None,
+        };
+        let plain = |m: &str| {
+            m.split('|')
+                .all(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        };
+        let actions: Vec<&str> = match matcher {
+            Some(m) if !m.is_empty() && m != "*" && plain(m) => ACTIONS
+                .iter()
+                .copied()
+                .filter(|a| m.split('|').any(|t| t == *a))
+                .collect(),
+            _ => ACTIONS.to_vec(),
+        };
+        Some(actions.iter().map(|a| format!("{prefix}{a}")).collect())
     }
 
     fn timeout_unit(&self) -> TimeoutUnit {
@@ -122,6 +171,17 @@ mod tests {
         assert_eq!(Host::Windsurf.event_name("Stop"), None);
         assert_eq!(Event::parse("pre_run_command"), Some(Event::PreToolUse));
         assert_eq!(Event::parse("post_cascade_response"), Some(Event::Stop));
+        assert_eq!(Event::parse("pre_write_code"), Some(Event::PreToolUse));
+        let spec = Host::Windsurf.spec();
+        let m = Host::Windsurf.translate_matcher("Write|Edit|Read");
+        assert_eq!(m, "write_code|read_code");
+        assert_eq!(
+            spec.route("pre_run_command", Some(&m)),
+            Some(vec!["pre_write_code".to_string(), "pre_read_code".to_string()])
+        );
+        assert_eq!(spec.route("post_run_command", None).map(|v| v.len()), Some(4));
+        assert_eq!(spec.route("pre_run_command", Some("Glob")), Some(vec![]));
+        assert_eq!(spec.route("pre_user_prompt", None), None);
         let extra = Map::new();
         let e = Host::Windsurf.render_entry(&EntrySpec {
             command: "x",

@@ -173,13 +173,48 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
                 });
             }
         }
-        out.desired.events.push((name.to_string(), rendered));
+        for (event, groups) in route(host, name, rendered) {
+            match out.desired.events.iter_mut().find(|(e, _)| *e == event) {
+                Some((_, existing)) => existing.extend(groups),
+                None => out.desired.events.push((event, groups)),
+            }
+        }
     }
     out.desired.required = host
         .required_fields()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+    out
+}
+
+/// The host events the groups of `event` go under: each group's own event and matcher, unless
+/// the host splits the event by tool (`HostSpec::route`, Windsurf), where each group goes,
+/// without its matcher, under every event its matcher names.
+fn route(host: Host, event: &str, groups: Vec<DesiredGroup>) -> Vec<(String, Vec<DesiredGroup>)> {
+    let mut out: Vec<(String, Vec<DesiredGroup>)> = Vec::new();
+    for g in groups {
+        let Some(events) = host.spec().route(event, g.matcher.as_deref()) else {
+            match out.iter_mut().find(|(e, _)| e == event) {
+                Some((_, list)) => list.push(g),
+                None => out.push((event.to_string(), vec![g])),
+            }
+            continue;
+        };
+        for e in events {
+            let routed = DesiredGroup {
+                matcher: None,
+                entries: g.entries.clone(),
+            };
+            match out.iter_mut().find(|(x, _)| *x == e) {
+                Some((_, list)) => list.push(routed),
+                None => out.push((e, vec![routed])),
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push((event.to_string(), Vec::new()));
+    }
     out
 }
 
