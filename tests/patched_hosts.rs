@@ -365,6 +365,33 @@ fn droid_create_of_lifecycle_state_is_blocked_and_execute_counts_as_a_command() 
     assert_ne!(p.state(), before, "a Create is a mutation");
 }
 
+/// Droid's own payloads (`tests/fixtures/payloads-real/droid/`, Droid 0.225.2 under
+/// tests/hosts-e2e): a Create of lifecycle state is blocked, an open card blocks the first
+/// Stop and the retry (`stop_hook_active: true`) is let through.
+#[test]
+fn droid_real_payloads_block_state_writes_and_an_open_card_stop_once() {
+    let p = Proj::new();
+    let mut deny = p.real("droid", "deny-PreToolUse-Create");
+    deny["tool_input"]["file_path"] = json!(p.state_path());
+    let o = p.hook("pre-tool-use", "droid", &deny);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("BLOCKED write to lifecycle state"));
+    let write = p.real("droid", "write-PreToolUse-Create");
+    assert_eq!(code(&p.hook("pre-tool-use", "droid", &write)), 0);
+    p.ledger("- [ ] finish the probe card\n");
+    let stop = p.real("droid", "card-Stop");
+    assert_eq!(stop["stop_hook_active"], false, "what Droid sends first");
+    let o = p.hook("stop", "droid", &stop);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let retry = p.real("droid", "card-Stop-active");
+    assert_eq!(retry["stop_hook_active"], true);
+    assert_eq!(
+        code(&p.hook("stop", "droid", &retry)),
+        0,
+        "Droid's flag marks a retry"
+    );
+}
+
 #[test]
 fn auggie_blocks_a_stop_in_its_json_form_and_the_count_bounds_it() {
     let p = Proj::new();

@@ -10,6 +10,11 @@
 //! (`hookSpecificOutput.permissionDecision` is read too); payloads are Claude's
 //! (`session_id`, `transcript_path`, `cwd`, `permission_mode`, `hook_event_name`, `tool_name`,
 //! `tool_input`). fable writes `settings.json` so that a user's `hooks.json` stays the user's.
+//! Driven headless by tests/hosts-e2e (`droid exec` offline, real payloads in
+//! `tests/fixtures/payloads-real/droid/`): PostToolUse fires only after a tool succeeded (a
+//! failed tool runs no hook), its `tool_response` is the output text ending in
+//! `[Process exited with code N]`, and `stop_hook_active` is true only on the retry after a
+//! blocked Stop.
 
 use serde_json::{json, Map, Value};
 
@@ -92,10 +97,13 @@ impl HostSpec for Droid {
         }))
     }
 
-    fn payload_fields(&self, _ctx: &Ctx, event: Event) -> Map<String, Value> {
-        let shell = json!({ "command": "ls" });
+    fn payload_fields(&self, ctx: &Ctx, event: Event) -> Map<String, Value> {
+        let shell = json!({ "command": "ls", "summary": "List the project files" });
         obj(match event {
-            Event::SessionStart => json!({ "source": "startup" }),
+            Event::SessionStart => json!({
+                "source": "startup",
+                "CLAUDE_ENV_FILE": format!("{}/droid-env.sh", ctx.project)
+            }),
             Event::SessionEnd => json!({ "reason": "other" }),
             Event::UserPromptSubmit => json!({
                 "prompt": "List the files in this directory.",
@@ -111,7 +119,7 @@ impl HostSpec for Droid {
             | Event::AfterFileEdit => json!({
                 "tool_name": "Execute",
                 "tool_input": shell,
-                "tool_response": "README.md\n"
+                "tool_response": "README.md\n\n\n[Process exited with code 0]"
             }),
             Event::PostToolUseFailure => json!({
                 "tool_name": "Execute",
@@ -119,6 +127,7 @@ impl HostSpec for Droid {
                 "tool_response": { "exit_code": 1 }
             }),
             Event::Stop => json!({
+                "message_id": "fab1e000-d0c7-4000-8000-000000000003",
                 "stop_hook_active": false,
                 "tool_execution_count": 0,
                 "elapsed_time": 0
