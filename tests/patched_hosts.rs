@@ -278,6 +278,26 @@ fn droid_settings_keep_their_comments_and_other_keys() {
             || now.contains("--host droid"),
         "{now}"
     );
+    // A hooks.json beside it that defines Stop too shadows settings.json's Stop: reported.
+    write(
+        &env.home.join(".factory/hooks.json"),
+        "{\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"theirs\"}]}]}",
+    );
+    let out = env
+        .fable()
+        .args(["doctor", "--json", "--no-probe"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shadowed: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "profile.shadowed")
+        .collect();
+    assert_eq!(shadowed.len(), 1, "{report}");
+    assert!(shadowed[0]["message"].as_str().unwrap().contains("Stop"));
+    std::fs::remove_file(env.home.join(".factory/hooks.json")).unwrap();
     env.ok(["uninstall"]);
     assert_eq!(std::fs::read_to_string(&f).unwrap(), user);
 }
