@@ -2,13 +2,14 @@
 //! `hooks`, Claude Code's grouped layout with Augment's own events (`PromptSubmit` for
 //! UserPromptSubmit; no subagent or compaction events) and tool names (`launch-process`,
 //! `save-file`, `str-replace-editor`, `view`, ...), timeouts in milliseconds (default 60000).
-//! Checked against the code bundled in Auggie 0.36.0: the `hooks` object is validated
-//! strictly (an unknown event makes Auggie ignore the whole file's hooks), only `PreToolUse`
-//! and `PostToolUse` groups take a `matcher` (a regex on the tool name); exit 2 blocks only on
+//! Checked against the code bundled in Auggie 0.36.0: each event of the `hooks` object is
+//! validated on its own (an unknown event is skipped with a warning), only `PreToolUse` and
+//! `PostToolUse` groups take a `matcher` (a regex on the tool name); exit 2 blocks only on
 //! PreToolUse, a Stop is blocked by `hookSpecificOutput: {hookEventName: "Stop", decision:
 //! "block", reason}` on stdout with exit 0; payloads carry `conversation_id`,
 //! `workspace_roots`, `tool_name`, `tool_input`, `tool_output`, `tool_error`, `is_mcp_tool`
-//! and no `session_id` or `cwd`. Auggie reads plain JSON (`JSON.parse`).
+//! and no `session_id` or `cwd`. Auggie's hook loader reads the file as JSON5; fable edits it
+//! as JSON with comments (other JSON5 syntax is refused, never rewritten).
 
 use serde_json::{json, Map, Value};
 

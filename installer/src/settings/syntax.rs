@@ -8,7 +8,9 @@
 //! - Qwen Code 0.15 reads its `settings.json` the same way.
 //! - Factory Droid 0.225 reads its `settings.json` with jsonc-parser's default options: comments
 //!   allowed, trailing commas not (the same).
-//! - Claude Code, Codex, Cursor, Auggie (`JSON.parse`) and Windsurf read strict JSON.
+//! - Auggie 0.36 reads its `settings.json` hooks as JSON5: fable reads it as JSON with comments
+//!   (a file using more of JSON5, such as trailing commas, is refused, never rewritten).
+//! - Claude Code, Codex, Cursor and Windsurf read strict JSON.
 //! - Kimi Code's `config.toml` is TOML (`Storage::SharedToml`), edited through
 //!   [`super::toml_patch`].
 
@@ -36,7 +38,7 @@ impl Syntax {
             return Syntax::Toml;
         }
         match host {
-            Host::Gemini | Host::Qwen | Host::Droid => Syntax::JsonWithComments,
+            Host::Gemini | Host::Qwen | Host::Droid | Host::Augment => Syntax::JsonWithComments,
             _ => Syntax::Json,
         }
     }
@@ -173,17 +175,12 @@ mod tests {
     }
 
     #[test]
-    fn only_gemini_qwen_and_droid_read_comments() {
+    fn which_hosts_read_comments() {
         assert_eq!(Syntax::of(Host::Gemini), Syntax::JsonWithComments);
         assert_eq!(Syntax::of(Host::Droid), Syntax::JsonWithComments);
+        assert_eq!(Syntax::of(Host::Augment), Syntax::JsonWithComments);
         assert_eq!(Syntax::of(Host::Kimi), Syntax::Toml);
-        for h in [
-            Host::Claude,
-            Host::Codex,
-            Host::Cursor,
-            Host::Augment,
-            Host::Windsurf,
-        ] {
+        for h in [Host::Claude, Host::Codex, Host::Cursor, Host::Windsurf] {
             assert_eq!(Syntax::of(h), Syntax::Json);
         }
     }
