@@ -506,3 +506,76 @@ fn windsurf_pre_hooks_block_with_exit_2_from_tool_info() {
     let o = hook_in(&p, &p.root, "pre-tool-use", "windsurf", &ls);
     assert_eq!((code(&o), o.stdout.is_empty()), (0, true), "{}", stderr(&o));
 }
+
+#[test]
+fn auggie_settings_keep_their_comments_and_other_keys() {
+    let env = TestEnv::new();
+    let f = env.home.join(".augment/settings.json");
+    let user = "{\n  // Auggie's settings (its hook loader reads JSON5)\n  \"model\": \"sonnet\",\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]\n  }\n}\n";
+    write(&f, user);
+    env.ok(["install"]);
+    let now = std::fs::read_to_string(&f).unwrap();
+    assert!(
+        now.contains("// Auggie's settings") && now.contains("--host augment"),
+        "{now}"
+    );
+    assert!(
+        now.contains("\"PromptSubmit\"") || !now.contains("UserPromptSubmit"),
+        "{now}"
+    );
+    env.ok(["uninstall"]);
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), user);
+}
+
+/// Windsurf names its events after the action: a Write matcher is `pre_write_code` only.
+#[test]
+fn windsurf_entries_go_under_the_actions_their_matcher_names() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".codeium/windsurf")).unwrap();
+    let src = env.root().join("plugin");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks": {
+  "PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/w.sh\""}]},
+                 {"matcher": "Glob", "hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/g.sh\""}]}],
+  "PostToolUse": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/p.sh\""}]}]
+}}"#,
+    );
+    for s in ["w", "g", "p"] {
+        write(&src.join(format!("hooks/{s}.sh")), "exit 0\n");
+    }
+    let report = env.json([
+        Path::new("install").as_os_str(),
+        "--json".as_ref(),
+        src.as_os_str(),
+    ]);
+    let notes = report["profiles"][1]["notes"].to_string();
+    assert!(
+        notes.contains("skipped the PreToolUse `Glob` entry"),
+        "{report}"
+    );
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.join(".codeium/windsurf/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    let events: Vec<&String> = v["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events,
+        [
+            "pre_write_code",
+            "post_run_command",
+            "post_write_code",
+            "post_read_code",
+            "post_mcp_tool_use"
+        ],
+        "{v}"
+    );
+    assert!(v["hooks"]["pre_write_code"][0]["command"]
+        .as_str()
+        .unwrap()
+        .contains("w.sh"));
+    assert!(
+        !v.to_string().contains("g.sh"),
+        "Windsurf has no Glob action: {v}"
+    );
+}

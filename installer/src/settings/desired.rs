@@ -173,7 +173,14 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
                 });
             }
         }
-        for (event, groups) in route(host, name, rendered) {
+        let (routed, unrouted) = route(host, name, rendered);
+        for m in unrouted {
+            out.notes.push(format!(
+                "{host}: skipped the {event} `{m}` entry: {host} has no event for that tool",
+                host = host.name()
+            ));
+        }
+        for (event, groups) in routed {
             match out.desired.events.iter_mut().find(|(e, _)| *e == event) {
                 Some((_, existing)) => existing.extend(groups),
                 None => out.desired.events.push((event, groups)),
@@ -188,11 +195,16 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
     out
 }
 
+/// What a host's event holds once routed, and the matchers of the groups routed nowhere.
+type Routed = (Vec<(String, Vec<DesiredGroup>)>, Vec<String>);
+
 /// The host events the groups of `event` go under: each group's own event and matcher, unless
 /// the host splits the event by tool (`HostSpec::route`, Windsurf), where each group goes,
-/// without its matcher, under every event its matcher names.
-fn route(host: Host, event: &str, groups: Vec<DesiredGroup>) -> Vec<(String, Vec<DesiredGroup>)> {
+/// without its matcher, under every event its matcher names (none: the group is dropped and
+/// its matcher listed).
+fn route(host: Host, event: &str, groups: Vec<DesiredGroup>) -> Routed {
     let mut out: Vec<(String, Vec<DesiredGroup>)> = Vec::new();
+    let mut unrouted = Vec::new();
     for g in groups {
         let Some(events) = host.spec().route(event, g.matcher.as_deref()) else {
             match out.iter_mut().find(|(e, _)| e == event) {
@@ -201,6 +213,9 @@ fn route(host: Host, event: &str, groups: Vec<DesiredGroup>) -> Vec<(String, Vec
             }
             continue;
         };
+        if events.is_empty() {
+            unrouted.push(g.matcher.clone().unwrap_or_default());
+        }
         for e in events {
             let routed = DesiredGroup {
                 matcher: None,
@@ -215,7 +230,7 @@ fn route(host: Host, event: &str, groups: Vec<DesiredGroup>) -> Vec<(String, Vec
     if out.is_empty() {
         out.push((event.to_string(), Vec::new()));
     }
-    out
+    (out, unrouted)
 }
 
 /// The entry keys `host` keeps; each dropped one is noted, saying what dropping it changes.
