@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::util::{write, TestEnv};
 
-const MANIFEST: &str = r#"{"hooks": {
+pub(crate) const MANIFEST: &str = r#"{"hooks": {
   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/guard.sh\" ${FABLE_HOST}", "timeout": 7}]}],
   "PostToolUseFailure": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/guard.sh\" failure"}]}],
   "Stop": [{"hooks": [{"type": "command", "command": "sh \"${FABLE_ROOT}/hooks/guard.sh\" stop", "timeout": 3}]}]
@@ -440,7 +440,7 @@ fn profile_list_shows_host_path_and_state_and_add_works_for_every_host() {
 
 /// Compares a host file with `tests/golden/<name>` (with `$FABLE_HOME` for the fable home);
 /// `FABLE_UPDATE_GOLDEN=1` rewrites the golden file instead.
-fn golden(env: &TestEnv, file: &Path, name: &str) {
+pub(crate) fn golden(env: &TestEnv, file: &Path, name: &str) {
     let got = std::fs::read_to_string(file)
         .unwrap()
         .replace(&env.fable_home.display().to_string(), "$FABLE_HOME");

@@ -17,6 +17,7 @@ mod nudge;
 mod owned_hosts;
 mod ownership;
 mod packs;
+mod patched_hosts;
 mod plugin_corpus;
 mod plugins;
 mod real_clients;

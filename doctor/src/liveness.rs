@@ -156,6 +156,8 @@ fn entry_timeout(host: fable_hosts::Host, entry: &serde_json::Value) -> Option<D
     let secs = match host.timeout_unit() {
         fable_hosts::TimeoutUnit::Milliseconds => t / 1000.0,
         fable_hosts::TimeoutUnit::Seconds => t,
+        // No timeout field (Windsurf): nothing to read.
+        fable_hosts::TimeoutUnit::Unsupported => return None,
     };
     Duration::try_from_secs_f64(secs).ok()
 }

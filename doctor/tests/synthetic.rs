@@ -11,6 +11,8 @@ use serde_json::Value;
 const OPTIONAL_FIELDS: &[&str] = &["agent_id", "agent_type", "effort"];
 const FIXTURE_PROJECT: &str = "/home/user/my-project";
 const HOSTS: &[&str] = &["claude", "codex", "gemini", "cursor"];
+/// Hosts without sample payloads in `tests/fixtures/payloads`, whose probes are still checked.
+const LATER_HOSTS: &[&str] = &["qwen", "droid", "augment", "kimi"];
 const EVENTS: &[&str] = &[
     "SessionStart",
     "SessionEnd",
@@ -124,7 +126,7 @@ fn absolute_paths(value: &Value, out: &mut Vec<String>) {
 #[test]
 fn every_payload_stays_in_the_project_and_is_harmless() {
     let project = Path::new("/tmp/fable-probe-scratch/probe-0002-y");
-    for host in HOSTS {
+    for host in HOSTS.iter().chain(LATER_HOSTS) {
         for event in EVENTS {
             let payload = synthetic_payload(event, host, project);
             let what = format!("{host}/{event}: {payload}");
@@ -217,7 +219,38 @@ fn parsers_accept_hosts_and_events() {
 /// its type.
 #[test]
 fn synthetic_payloads_have_every_field_of_the_real_qwen_payloads() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/payloads-real/qwen");
+    assert!(real_fields_match("qwen") >= 10);
+}
+
+/// Factory Droid 0.225.2's payloads, captured by tests/hosts-e2e.
+#[test]
+fn synthetic_payloads_have_every_field_of_the_real_droid_payloads() {
+    assert!(real_fields_match("droid") >= 10);
+}
+
+/// Windsurf's payloads stay in the project and describe only `ls` (in `tool_info`).
+#[test]
+fn windsurf_probe_payloads_are_harmless() {
+    let project = Path::new("/tmp/fable-probe-scratch/probe-0003-w");
+    for event in EVENTS {
+        let payload = synthetic_payload(event, "windsurf", project);
+        assert_eq!(payload["trajectory_id"], PROBE_SESSION_ID, "{payload}");
+        let mut paths = Vec::new();
+        absolute_paths(&payload, &mut paths);
+        for path in paths {
+            assert!(path.starts_with(project.to_str().unwrap()), "{payload}");
+        }
+        if let Some(c) = payload.pointer("/tool_info/command_line") {
+            assert_eq!(c, "ls", "{payload}");
+        }
+    }
+}
+
+/// Checks every captured payload of `host` against the synthetic one; returns how many.
+fn real_fields_match(host: &str) -> usize {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/payloads-real")
+        .join(host);
     let project = Path::new("/tmp/fable-probe-scratch/probe-0001-x");
     let mut seen = 0;
     for entry in fs::read_dir(&dir).unwrap() {
@@ -225,7 +258,7 @@ fn synthetic_payloads_have_every_field_of_the_real_qwen_payloads() {
         let fixture: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
         let fixture = fixture.as_object().unwrap();
         let event = fixture["hook_event_name"].as_str().unwrap();
-        let synthetic = synthetic_payload(event, "qwen", project);
+        let synthetic = synthetic_payload(event, host, project);
         let name = path.display();
         assert_eq!(
             synthetic["hook_event_name"], fixture["hook_event_name"],
@@ -239,5 +272,5 @@ fn synthetic_payloads_have_every_field_of_the_real_qwen_payloads() {
         }
         seen += 1;
     }
-    assert!(seen >= 10, "{seen} captured Qwen payloads");
+    seen
 }

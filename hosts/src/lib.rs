@@ -57,6 +57,10 @@ registry! {
     Cursor => cursor::Cursor,
     Qwen => qwen::Qwen,
     Copilot => copilot::Copilot,
+    Droid => droid::Droid,
+    Augment => augment::Augment,
+    Kimi => kimi::Kimi,
+    Windsurf => windsurf::Windsurf,
 }
 
 impl Default for Host {
@@ -106,6 +110,11 @@ impl Host {
         self.spec().layout()
     }
 
+    /// How the hook file is stored.
+    pub fn storage(self) -> Storage {
+        self.spec().storage()
+    }
+
     /// The unit of the entry's `timeout` field.
     pub fn timeout_unit(self) -> TimeoutUnit {
         self.spec().timeout_unit()
@@ -127,11 +136,6 @@ impl Host {
     /// for Cursor, whose permission hooks treat empty stdout as invalid and block).
     pub fn allow_stdout(self, event: &str) -> &'static str {
         self.spec().allow_stdout(event)
-    }
-
-    /// How the host stores its hooks.
-    pub fn storage(self) -> Storage {
-        self.spec().storage()
     }
 
     /// True when a hook of `event` that exits non-zero is a denial for this host.
@@ -442,7 +446,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot"
+            "claude, codex, gemini, cursor, qwen, copilot, droid, augment, kimi, windsurf"
         );
     }
 

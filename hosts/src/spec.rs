@@ -25,6 +25,8 @@ pub enum TimeoutUnit {
     Seconds,
     /// Milliseconds (Gemini).
     Milliseconds,
+    /// The host has no timeout field (Windsurf): none is written.
+    Unsupported,
 }
 
 impl TimeoutUnit {
@@ -33,6 +35,7 @@ impl TimeoutUnit {
         match self {
             TimeoutUnit::Seconds => secs,
             TimeoutUnit::Milliseconds => secs.saturating_mul(1000),
+            TimeoutUnit::Unsupported => secs,
         }
     }
 }
@@ -51,13 +54,17 @@ pub enum Storage {
         /// The file name's extension (`json`).
         extension: &'static str,
     },
+    /// A TOML file shared with the user's other settings, one `[[hooks]]` table per entry
+    /// with an `event` key (Kimi Code CLI); the entries appear to the engine in
+    /// [`Layout::Flat`] form, `event -> [entry]`.
+    SharedToml,
 }
 
 impl Storage {
     /// The name of source `key`'s file when fable owns one whole file per source.
     pub fn owned_file_name(self, key: &str) -> Option<String> {
         match self {
-            Storage::SharedFile => None,
+            Storage::SharedFile | Storage::SharedToml => None,
             Storage::OwnedFile { extension } => Some(format!("fable-{key}.{extension}")),
         }
     }
@@ -139,6 +146,13 @@ pub trait HostSpec: Sync {
     /// parse and to build probe payloads).
     fn payload_only_events(&self) -> &'static [(Event, &'static str)] {
         &[]
+    }
+    /// The host events an entry wired under `event` (the host's name) with the translated
+    /// `matcher` goes under, when the host splits one fable event by tool into events of its
+    /// own (Windsurf: PreToolUse is `pre_run_command`, `pre_write_code`, `pre_read_code` or
+    /// `pre_mcp_tool_use`); such a host keeps no matcher. `None`: under `event`, with the matcher.
+    fn route(&self, _event: &str, _matcher: Option<&str>) -> Option<Vec<String>> {
+        None
     }
     /// Claude Code tool name -> the host's tool names, for matchers; `None` when the host uses
     /// Claude Code's names.

@@ -1,6 +1,6 @@
 //! The bundled lifecycle-hook evaluator (`fable-hook`), docs/design.md, "The evaluator" and seed 000.
 //!
-//! `fable-hook EVENT [--host claude|codex|gemini|cursor|qwen]` reads one JSON payload from stdin
+//! `fable-hook EVENT [--host claude|codex|gemini|cursor|qwen|droid|augment|kimi|windsurf]` reads one JSON payload from stdin
 //! within bounds ([`input`]), normalises the host's spelling ([`normalize`]), finds the
 //! project's `.fable/` ([`discovery`]) under the filesystem-safety rules ([`fs_safety`]), runs
 //! the event's handler ([`events`]) on the state ([`state`], [`ledger`], [`project`], [`lock`],
@@ -410,7 +410,7 @@ fn usage_note(args: &Args, msg: &str) -> i32 {
     emit_stdout(args.allow_stdout());
     let _ = writeln!(
         std::io::stderr(),
-        "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen])"
+        "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen|droid|augment|kimi|windsurf])"
     );
     0
 }
@@ -457,7 +457,7 @@ fn run(raw: &[OsString]) -> i32 {
         panic!("FABLE_HOOK_TEST_PANIC is set");
     }
     if args.help {
-        println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
+        println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen|droid|augment|kimi|windsurf]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
         return 0;
     }
     let Some(name) = args.event.as_deref() else {

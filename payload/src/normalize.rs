@@ -9,7 +9,17 @@
 //! - `agent_id` / `agentId`, `agent_type` / `agentType`, `tool_use_id` / `toolUseId` (non-empty
 //!   strings only; the absence of `agent_id` marks the main session's call);
 //! - `stop_hook_active` / `stopHookActive`; Cursor's `loop_count` / `loopCount` >= 1 (the
-//!   number of follow-ups already sent in this run) is a re-entrant stop too.
+//!   number of follow-ups already sent in this run) is a re-entrant stop too;
+//! - the event: `hook_event_name` / `hookEventName` / Windsurf's `agent_action_name`; the
+//!   session: `session_id` / `sessionId` / `conversation_id` (Cursor, Auggie) /
+//!   `conversationId` / Windsurf's `trajectory_id`.
+//!
+//! Windsurf puts the action's details in `tool_info` ([`windsurf_lift`]): `command_line` (and
+//! `cwd`) of a command become a `Bash` call's `tool_input.command`, `file_path` of a code action
+//! a `Write`/`Edit` (`*_write_code`) or `Read` (`*_read_code`) call's `tool_input.file_path`, an
+//! MCP tool `mcp__<server>__<tool>` with its arguments. Host tool names that mean a shell or a
+//! write (Droid's `Execute`, Auggie's `launch-process`, `save-file`, `str-replace-editor`) are
+//! classified by `events::post_tool_use`.
 //!
 //! Workspace authority follows seed 000: the first *supplied* authority is used only if it is an
 //! absolute path naming an existing directory. Invalid explicit values (missing path, regular
@@ -141,8 +151,70 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// A Windsurf payload (`agent_action_name` and a `tool_info` object) with the action's details
+/// lifted into the fields the other hosts use; `None` for any other payload.
+pub fn windsurf_lift(m: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let action = m.get("agent_action_name")?.as_str()?;
+    let info = m.get("tool_info")?.as_object()?;
+    let mut out = m.clone();
+    let put = |out: &mut Map<String, Value>, k: &str, v: Value| {
+        if !out.contains_key(k) {
+            out.insert(k.to_owned(), v);
+        }
+    };
+    if let Some(cmd) = info.get("command_line") {
+        put(&mut out, "tool_name", Value::from("Bash"));
+        put(
+            &mut out,
+            "tool_input",
+            serde_json::json!({ "command": cmd }),
+        );
+        if let Some(cwd) = info.get("cwd") {
+            put(&mut out, "cwd", cwd.clone());
+        }
+    } else if let Some(path) = info.get("file_path") {
+        let tool = if action.contains("read") {
+            "Read"
+        } else if info.contains_key("edits") {
+            "Edit"
+        } else {
+            "Write"
+        };
+        put(&mut out, "tool_name", Value::from(tool));
+        put(&mut out, "tool_input", Value::Object(info.clone()));
+        if let Some(Value::Object(ti)) = out.get_mut("tool_input") {
+            ti.insert("file_path".into(), path.clone());
+        }
+    } else if let (Some(server), Some(tool)) = (
+        info.get("mcp_server_name").and_then(Value::as_str),
+        info.get("mcp_tool_name").and_then(Value::as_str),
+    ) {
+        put(
+            &mut out,
+            "tool_name",
+            Value::from(format!("mcp__{server}__{tool}")),
+        );
+        let args = info
+            .get("mcp_tool_arguments")
+            .cloned()
+            .unwrap_or(Value::Null);
+        put(&mut out, "tool_input", args);
+    }
+    if let Some(p) = info.get("user_prompt") {
+        put(&mut out, "prompt", p.clone());
+    }
+    Some(out)
+}
+
 /// Normalises a payload object.
 pub fn normalize(m: &Map<String, Value>) -> Input {
+    match windsurf_lift(m) {
+        Some(lifted) => normalize_fields(&lifted),
+        None => normalize_fields(m),
+    }
+}
+
+fn normalize_fields(m: &Map<String, Value>) -> Input {
     let mut authority = Authority::Absent;
     // The first supplied key in alias order decides.
     for key in AUTHORITY_KEYS.iter().chain(ROOTS_KEYS) {
@@ -175,9 +247,12 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
             .unwrap_or_else(|| top_level_result(m)),
         error: m.get("error").cloned().unwrap_or(Value::Null),
         stop_hook_active,
-        event_name: first(m, &["hook_event_name", "hookEventName"])
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        event_name: first(
+            m,
+            &["hook_event_name", "hookEventName", "agent_action_name"],
+        )
+        .and_then(Value::as_str)
+        .map(str::to_owned),
         stop_status: m.get("status").and_then(Value::as_str).map(str::to_owned),
         session_id: first(
             m,
@@ -186,6 +261,7 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
                 "sessionId",
                 "conversation_id",
                 "conversationId",
+                "trajectory_id",
             ],
         )
         .and_then(Value::as_str)
@@ -281,6 +357,32 @@ mod tests {
         assert_eq!(i.tool_response["success"], false);
         assert!(i.stop_hook_active);
         assert_eq!(squash("Apply-Patch"), "applypatch");
+    }
+
+    #[test]
+    fn windsurf_tool_info_is_lifted() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().to_str().unwrap();
+        let i = normalize(&obj(json!({"agent_action_name": "pre_run_command",
+            "trajectory_id": "traj", "execution_id": "e", "timestamp": "t",
+            "tool_info": {"command_line": "rm -rf x", "cwd": dir}})));
+        assert_eq!(i.tool_name.as_deref(), Some("Bash"));
+        assert_eq!(i.tool_input["command"], "rm -rf x");
+        assert_eq!(i.authority, Authority::Dir(dir.into()));
+        assert_eq!(i.session_id.as_deref(), Some("traj"));
+        assert_eq!(i.event_name.as_deref(), Some("pre_run_command"));
+        let w = normalize(&obj(json!({"agent_action_name": "pre_write_code",
+            "tool_info": {"file_path": "/p/.fable/state.json", "edits": []}})));
+        assert_eq!(w.tool_name.as_deref(), Some("Edit"));
+        assert_eq!(w.tool_input["file_path"], "/p/.fable/state.json");
+        let r = normalize(&obj(json!({"agent_action_name": "pre_read_code",
+            "tool_info": {"file_path": "/p/x"}})));
+        assert_eq!(r.tool_name.as_deref(), Some("Read"));
+        let m = normalize(&obj(json!({"agent_action_name": "pre_mcp_tool_use",
+            "tool_info": {"mcp_server_name": "fs", "mcp_tool_name": "write_file",
+                "mcp_tool_arguments": {"path": "/p/x"}}})));
+        assert_eq!(m.tool_name.as_deref(), Some("mcp__fs__write_file"));
+        assert_eq!(m.tool_input["path"], "/p/x");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-"""Scripted fake model servers (Anthropic Messages, OpenAI Responses and Chat Completions,
-Gemini) and a logging DNS.
+"""Scripted fake model servers (Anthropic Messages, also with Factory Droid's tools, OpenAI
+Responses and Chat Completions, Gemini) and a logging DNS.
 
 One `ModelServer` serves one CLI run on 127.0.0.1:<ephemeral port>. It answers every request
 from a script of abstract actions (write / read / shell / text), chosen by how many model turns
@@ -379,7 +379,34 @@ class ChatCompletions:
         h.send_sse(out)
 
 
-WIRES = {"claude": Anthropic, "codex": Responses, "gemini": Gemini, "qwen": ChatCompletions}
+class DroidMessages(Anthropic):
+    """Factory Droid with a custom Anthropic model: Anthropic Messages with Droid's tools
+    (`Create`, `Read`, `Execute`; `Execute` requires a `summary`)."""
+
+    name = "anthropic-droid"
+
+    @staticmethod
+    def is_main(path, body):
+        tools = body.get("tools") or []
+        names = {t.get("name") for t in tools if isinstance(t, dict)}
+        return path.split("?")[0].endswith("/v1/messages") and "Execute" in names
+
+    @staticmethod
+    def block(action, cwd):
+        k = action["kind"]
+        if k == "text":
+            return {"type": "text", "text": action["text"]}, "end_turn"
+        if k == "write":
+            name, inp = "Create", {"file_path": f"{cwd}/{action['rel']}", "content": action["content"]}
+        elif k == "read":
+            name, inp = "Read", {"file_path": f"{cwd}/{action['rel']}"}
+        else:
+            name, inp = "Execute", {"command": action["cmd"], "summary": "Run the scripted command now"}
+        return {"type": "tool_use", "id": new_id("toolu_"), "name": name, "input": inp}, "tool_use"
+
+
+WIRES = {"claude": Anthropic, "codex": Responses, "gemini": Gemini, "qwen": ChatCompletions,
+         "droid": DroidMessages}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
-Qwen Code; Copilot CLI in copilot.py)."""
+Qwen Code, Factory Droid; Copilot CLI in copilot.py)."""
 
 import json
 import os
@@ -15,7 +15,12 @@ PINNED = {
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen": ("@qwen-code/qwen-code", "0.15.10", "qwen"),
     "copilot": copilot.PIN,
+    # Droid's npm wrapper (@factory/cli) downloads this platform package at install time; it is
+    # pinned directly (a registry package holding the binary, linux x64 only).
+    "droid": ("@factory/cli-linux-x64", "0.225.2", "droid"),
 }
+
+DROID_MODEL = "fake-model"
 
 QWEN_MODEL = "qwen3-coder-plus"
 
@@ -48,6 +53,13 @@ def setup_profile(host, env):
         }
         with open(os.path.join(d, "settings.json"), "w") as f:
             json.dump(settings, f, indent=2)
+    elif host == "droid":
+        # Hooks live in settings.json, which fable patches; the model is given per run
+        # (`droid exec --settings`), so this file is never rewritten after the install.
+        d = os.path.join(home, ".factory")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "settings.json"), "w") as f:
+            json.dump({"enableTelemetry": False}, f, indent=2)
     elif host == "qwen":
         d = os.path.join(home, ".qwen")
         os.makedirs(d, exist_ok=True)
@@ -112,6 +124,20 @@ def command(host, bins, env, port, tmpdir):
     exe = os.path.join(bins, PINNED[host][2])
     if host == "copilot":
         return copilot.command(bins, port)
+    if host == "droid":
+        # A custom (BYOK) Anthropic model on loopback, in airgap mode: no Factory login.
+        runtime = os.path.join(tmpdir, f"droid-runtime-{port}.json")
+        with open(runtime, "w") as f:
+            json.dump({"customModels": [{
+                "model": DROID_MODEL, "displayName": "fake", "provider": "anthropic",
+                "baseUrl": f"http://127.0.0.1:{port}", "apiKey": "dummy",
+                "maxOutputTokens": 1000}]}, f)
+        exe = os.path.join(os.path.dirname(bins), "@factory", "cli-linux-x64", "bin", "droid")
+        argv = [exe, "exec", "--skip-permissions-unsafe", "-m", f"custom:{DROID_MODEL}",
+                "--settings", runtime, "-o", "json", PROMPT]
+        extra = {"FACTORY_AIRGAP_ENABLED": "1", "FACTORY_API_KEY": "dummy",
+                 "FACTORY_DISABLE_KEYRING": "1"}
+        return argv, extra
     if host == "claude":
         argv = [exe, "-p", PROMPT, "--output-format", "json", "--dangerously-skip-permissions"]
         extra = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": "dummy",

@@ -21,7 +21,7 @@ import hosts as H  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "droid"]
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
          "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
 RUN_DEADLINE = 45.0
@@ -37,6 +37,11 @@ BUILTIN_XFAIL = """
 # Hosts whose headless mode never fires SessionStart (Qwen Code: interactive mode only): the
 # SessionStart checks do not apply there.
 NO_HEADLESS_SESSION_START = {"qwen": "Qwen Code fires SessionStart only in interactive mode, never under -p"}
+
+# Hosts that run no hook at all for a tool call that failed (Factory Droid 0.225.2: PostToolUse
+# fires on the success path only, and it has no PostToolUseFailure): the failure streak cannot
+# be seen there. Applied only while the host indeed sends nothing for the failing commands.
+NO_FAILURE_HOOKS = {"droid": "Droid runs PostToolUse only after a tool succeeded and has no PostToolUseFailure"}
 
 CONTEXT_MARK = "[fable] lifecycle state of "
 BLOCK_MARK = "[fable] BLOCKED"
@@ -565,7 +570,8 @@ def inner_main(host, root, fable):
         result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create")]
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"]
+                     if t in ("Write", "apply_patch", "write_file", "create", "Create")]
         if not write_pre:
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         else:
@@ -585,6 +591,8 @@ def inner_main(host, root, fable):
     facts["fail"]["state_after"] = {k: (s1 or {}).get(k) for k in ("phase", "failureStreak", "lastDecision")}
     if not mains(run):
         result("failures-recovering", False, f"no model request (rc {run['rc']})")
+    elif not post and host in NO_FAILURE_HOOKS:
+        not_applicable("failures-recovering", NO_FAILURE_HOOKS[host])
     elif len(post) < 2:
         result("failures-recovering", False, f"{len(post)} PostToolUse(Failure) hooks for 2 failing commands")
     elif host == "codex" and not any(reports_exit_code(pp["payload"]) for pp in post):

@@ -81,13 +81,14 @@ pub fn parse_profile(profile: &Profile) -> Result<ParsedProfile, InstallError> {
 }
 
 /// What makes a parsed hook file unusable for the patch engine (which refuses to plan it):
-/// `hooks` not an object, or an event's value not an array.
+/// `hooks` not an object, or an event's value not an array (a boolean there is a host's
+/// switch, such as Droid's `hooksDisabled`, not an event).
 fn shape_problem(value: &Value) -> Option<String> {
     match value.get("hooks") {
         None => None,
         Some(Value::Object(events)) => events
             .iter()
-            .find(|(_, v)| !v.is_array())
+            .find(|(_, v)| !v.is_array() && !v.is_boolean())
             .map(|(e, _)| format!("\"hooks\".\"{e}\" is not an array")),
         Some(_) => Some("\"hooks\" is not an object".into()),
     }
@@ -191,9 +192,12 @@ pub(super) fn parsed_ok(parsed: &ParsedProfile, subject: &str) -> Finding {
 }
 
 /// `disableAllHooks` / `allowManagedHooksOnly` (Claude Code settings; Qwen Code reads
-/// `disableAllHooks` too).
+/// `disableAllHooks` too); Factory Droid's `hooks.hooksDisabled`.
 pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
     let mut out = Vec::new();
+    if parsed.profile.host == Host::Droid {
+        return droid_switch(parsed, subject);
+    }
     if !matches!(parsed.profile.host, Host::Claude | Host::Qwen) {
         return out;
     }
@@ -228,6 +232,78 @@ pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Findi
         );
     }
     out
+}
+
+/// Droid skips every hook of a file whose `hooks.hooksDisabled` is true, and for an event
+/// that `hooks.json` beside `settings.json` also defines it runs `hooks.json`'s list only
+/// (Droid 0.225).
+fn droid_switch(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
+    let mut out = droid_shadowed(parsed, subject);
+    let off = parsed.value.pointer("/hooks/hooksDisabled") == Some(&Value::Bool(true));
+    if !off {
+        return out;
+    }
+    let severity = if parsed.entries.is_empty() {
+        Severity::Warn
+    } else {
+        Severity::Error
+    };
+    out.push(
+        Finding::new(
+            "profile.hooks_disabled",
+            severity,
+            subject,
+            "\"hooks\": {\"hooksDisabled\": true} — Droid runs no hook of this file, fable's included",
+        )
+        .with_fix(format!(
+            "remove \"hooksDisabled\" from the \"hooks\" of {} (a setting fable leaves to you)",
+            parsed.profile.path.display()
+        )),
+    );
+    out
+}
+
+/// The events of this `settings.json` that Droid's `hooks.json` beside it also defines: Droid
+/// runs `hooks.json`'s list for them, and this file's entries there (fable's included) never.
+fn droid_shadowed(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
+    let path = parsed.profile.path.with_file_name("hooks.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    let syntax = fable_installer::settings::syntax::Syntax::JsonWithComments;
+    let Ok(Value::Object(other)) = syntax.parse_value(&text) else {
+        return Vec::new();
+    };
+    let mut events: Vec<&str> = parsed
+        .entries
+        .iter()
+        .map(|e| e.event.as_str())
+        .filter(|e| {
+            other
+                .get(*e)
+                .is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+        })
+        .collect();
+    events.dedup();
+    if events.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding::new(
+        "profile.shadowed",
+        Severity::Warn,
+        subject,
+        format!(
+            "{} also defines {}: Droid runs that file's hooks for these events, not this file's (fable's included)",
+            path.display(),
+            events.join(", ")
+        ),
+    )
+    .with_fix(format!(
+        "move your hooks of {} from {} into {} (fable leaves hooks.json to you)",
+        events.join(", "),
+        path.display(),
+        parsed.profile.path.display()
+    ))]
 }
 
 /// Each profile matches the plan of source `key` (`profile.plan`), from the source's status.

@@ -14,6 +14,10 @@ const MIN_PLAUSIBLE_MILLIS: f64 = 1000.0;
 
 /// Timeout present, positive, and plausible for the host's unit (seconds; Gemini milliseconds).
 pub(super) fn check_timeout(host: Host, entry: &Value, subject: &str) -> Option<Finding> {
+    // A host without a timeout field (Windsurf) has nothing to check.
+    if host.timeout_unit() == fable_hosts::TimeoutUnit::Unsupported {
+        return None;
+    }
     let millis = host.timeout_unit() == fable_hosts::TimeoutUnit::Milliseconds;
     let unit = if millis { "milliseconds" } else { "seconds" };
     let warn = |message: String, fix: String| {

@@ -173,7 +173,19 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
                 });
             }
         }
-        out.desired.events.push((name.to_string(), rendered));
+        let (routed, unrouted) = route(host, name, rendered);
+        for m in unrouted {
+            out.notes.push(format!(
+                "{host}: skipped the {event} `{m}` entry: {host} has no event for that tool",
+                host = host.name()
+            ));
+        }
+        for (event, groups) in routed {
+            match out.desired.events.iter_mut().find(|(e, _)| *e == event) {
+                Some((_, existing)) => existing.extend(groups),
+                None => out.desired.events.push((event, groups)),
+            }
+        }
     }
     out.desired.required = host
         .required_fields()
@@ -181,6 +193,44 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     out
+}
+
+/// What a host's event holds once routed, and the matchers of the groups routed nowhere.
+type Routed = (Vec<(String, Vec<DesiredGroup>)>, Vec<String>);
+
+/// The host events the groups of `event` go under: each group's own event and matcher, unless
+/// the host splits the event by tool (`HostSpec::route`, Windsurf), where each group goes,
+/// without its matcher, under every event its matcher names (none: the group is dropped and
+/// its matcher listed).
+fn route(host: Host, event: &str, groups: Vec<DesiredGroup>) -> Routed {
+    let mut out: Vec<(String, Vec<DesiredGroup>)> = Vec::new();
+    let mut unrouted = Vec::new();
+    for g in groups {
+        let Some(events) = host.spec().route(event, g.matcher.as_deref()) else {
+            match out.iter_mut().find(|(e, _)| e == event) {
+                Some((_, list)) => list.push(g),
+                None => out.push((event.to_string(), vec![g])),
+            }
+            continue;
+        };
+        if events.is_empty() {
+            unrouted.push(g.matcher.clone().unwrap_or_default());
+        }
+        for e in events {
+            let routed = DesiredGroup {
+                matcher: None,
+                entries: g.entries.clone(),
+            };
+            match out.iter_mut().find(|(x, _)| *x == e) {
+                Some((_, list)) => list.push(routed),
+                None => out.push((e, vec![routed])),
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push((event.to_string(), Vec::new()));
+    }
+    (out, unrouted)
 }
 
 /// The entry keys `host` keeps; each dropped one is noted, saying what dropping it changes.

@@ -6,7 +6,13 @@
 //!   then `JSON.parse` (checked against gemini-cli 0.61): `//` and `/* */` comments are
 //!   allowed, trailing commas and a byte-order mark are not.
 //! - Qwen Code 0.15 reads its `settings.json` the same way.
-//! - Claude Code, Codex and Cursor read strict JSON.
+//! - Factory Droid 0.225 reads its `settings.json` with jsonc-parser's default options: comments
+//!   allowed, trailing commas not (the same).
+//! - Auggie 0.36 reads its `settings.json` hooks as JSON5: fable reads it as JSON with comments
+//!   (a file using more of JSON5, such as trailing commas, is refused, never rewritten).
+//! - Claude Code, Codex, Cursor and Windsurf read strict JSON.
+//! - Kimi Code's `config.toml` is TOML (`Storage::SharedToml`), edited through
+//!   [`super::toml_patch`].
 
 use serde_json::Value;
 
@@ -21,14 +27,24 @@ pub enum Syntax {
     /// JSON with `//` and `/* */` comments (no trailing commas): strip-json-comments +
     /// `JSON.parse`.
     JsonWithComments,
+    /// TOML, seen through [`super::toml_patch::view`].
+    Toml,
 }
 
 impl Syntax {
     /// The syntax `host`'s settings loader accepts.
     pub fn of(host: Host) -> Syntax {
+        if host.storage() == fable_hosts::Storage::SharedToml {
+            return Syntax::Toml;
+        }
         match host {
-            Host::Gemini | Host::Qwen => Syntax::JsonWithComments,
-            Host::Claude | Host::Codex | Host::Cursor | Host::Copilot => Syntax::Json,
+            Host::Gemini | Host::Qwen | Host::Droid | Host::Augment => Syntax::JsonWithComments,
+            Host::Claude
+            | Host::Codex
+            | Host::Cursor
+            | Host::Copilot
+            | Host::Kimi
+            | Host::Windsurf => Syntax::Json,
         }
     }
 
@@ -38,6 +54,8 @@ impl Syntax {
         match self {
             Syntax::Json => serde_json::from_str(text),
             Syntax::JsonWithComments => serde_json::from_str(&blank_comments(text)),
+            Syntax::Toml => super::toml_patch::view_text(text)
+                .map_err(<serde_json::Error as serde::de::Error>::custom),
         }
     }
 }
@@ -162,9 +180,12 @@ mod tests {
     }
 
     #[test]
-    fn only_gemini_reads_comments() {
+    fn which_hosts_read_comments() {
         assert_eq!(Syntax::of(Host::Gemini), Syntax::JsonWithComments);
-        for h in [Host::Claude, Host::Codex, Host::Cursor] {
+        assert_eq!(Syntax::of(Host::Droid), Syntax::JsonWithComments);
+        assert_eq!(Syntax::of(Host::Augment), Syntax::JsonWithComments);
+        assert_eq!(Syntax::of(Host::Kimi), Syntax::Toml);
+        for h in [Host::Claude, Host::Codex, Host::Cursor, Host::Windsurf] {
             assert_eq!(Syntax::of(h), Syntax::Json);
         }
     }

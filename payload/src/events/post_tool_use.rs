@@ -48,8 +48,12 @@ const WRITE_TOOLS: &[&str] = &[
     "delete",
     "editnotebook",
     "tabwrite",
-    // Copilot CLI's file tools (`create`; `edit` is above).
+    // Copilot CLI's file tools (`create`; `edit` is above), also Factory Droid's `Create`.
     "create",
+    // Auggie's file tools.
+    "savefile",
+    "strreplaceeditor",
+    "removefiles",
 ];
 /// Command tools (squashed).
 const COMMAND_TOOLS: &[&str] = &[
@@ -66,6 +70,10 @@ const COMMAND_TOOLS: &[&str] = &[
     "powershell",
     "runcommand",
     "exec",
+    // Factory Droid's shell tool.
+    "execute",
+    // Auggie's shell tool.
+    "launchprocess",
 ];
 
 /// Tool parts of an MCP tool name (`mcp__SERVER__TOOL`, squashed) that write, besides

@@ -224,6 +224,14 @@ impl Document {
                 message: "the file starts with a byte-order mark, which JSON does not allow; save it as UTF-8 without BOM".into(),
             });
         }
+        if syntax == Syntax::Toml {
+            return Ok(Document {
+                value: crate::settings::toml_patch::view(path, &text)?,
+                text,
+                exists,
+                syntax,
+            });
+        }
         if text.trim().is_empty() {
             return Ok(Document {
                 value: json!({}),
@@ -438,6 +446,9 @@ pub fn apply_and_verify(
     edits: &[Edit],
 ) -> Result<Applied> {
     let patch = to_json_patch(edits, layout);
+    if doc.syntax == Syntax::Toml {
+        return apply_toml(path, doc, edits, patch);
+    }
     let base = if doc.text.trim().is_empty() {
         "{}\n".to_string()
     } else {
@@ -467,6 +478,30 @@ pub fn apply_and_verify(
             message: "internal: edited text differs from the planned patch; nothing was written"
                 .into(),
         });
+    }
+    Ok(Applied { text, patch })
+}
+
+/// [`apply_and_verify`] for a TOML file: the edits go through toml_patch, and the result's view
+/// must equal the patch applied to the original view (neither holds empty event lists).
+fn apply_toml(path: &Path, doc: &Document, edits: &[Edit], patch: Vec<Value>) -> Result<Applied> {
+    use crate::settings::toml_patch;
+    let invalid = |message: String| Error::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = toml_patch::apply_edits(&doc.text, edits).map_err(invalid)?;
+    let mut expected = doc.value.clone();
+    let ops: json_patch::Patch = serde_json::from_value(Value::Array(patch.clone()))
+        .map_err(|e| invalid(format!("internal: bad patch: {e}")))?;
+    json_patch::patch(&mut expected, &ops)
+        .map_err(|e| invalid(format!("internal: patch does not apply: {e}")))?;
+    let got = toml_patch::view_text(&text)
+        .map_err(|e| invalid(format!("internal: edited text does not parse: {e}")))?;
+    if got != toml_patch::prune(expected) {
+        return Err(invalid(
+            "internal: edited text differs from the planned patch; nothing was written".into(),
+        ));
     }
     Ok(Applied { text, patch })
 }
