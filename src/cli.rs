@@ -27,6 +27,8 @@ $FABLE_HOME (default ~/.fable) and wires every agent profile (Claude Code, Codex
 Cursor) to run them through a stable path. Your own settings are never reformatted."
 )]
 struct Cli {
+    #[command(flatten)]
+    global: crate::term::GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -102,6 +104,10 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    if !matches!(cli.command, Command::Hook { .. }) {
+        crate::term::init(&cli.global);
+        crate::term::on_interrupt();
+    }
     if !matches!(
         cli.command,
         // `sync` talks to git's upload-pack over pipes: a closed pipe is an error, not a kill.

@@ -5,3 +5,4 @@
 pub mod cli;
 mod cmd;
 pub mod selfupdate;
+pub mod term;
