@@ -20,4 +20,5 @@ mod plugins;
 mod real_clients;
 mod stop_cap;
 mod terminal;
+mod tty;
 mod update;

@@ -22,9 +22,9 @@ impl Run for GcArgs {
             render::print_json(&serde_json::json!({ "removed": removed }))?;
         } else {
             for r in &removed {
-                println!("removed {}", r.display());
+                crate::say!("removed {}", r.display());
             }
-            println!("{} generation(s) removed", removed.len());
+            crate::say!("{} generation(s) removed", removed.len());
         }
         Ok(0)
     }

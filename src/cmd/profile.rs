@@ -59,7 +59,7 @@ impl Run for ProfileCommand {
                             Origin::Default => "default",
                             Origin::Registered => "registered",
                         };
-                        println!(
+                        crate::say!(
                             "{:<7} {}  {}  ({origin})",
                             p.host.name(),
                             p.path.display(),
@@ -75,9 +75,9 @@ impl Run for ProfileCommand {
                     dir: dir.clone(),
                 };
                 if ops::profile::add(&home, &profile, wait)? {
-                    println!("added {host} profile {}", dir.display());
+                    crate::say!("added {host} profile {}", dir.display());
                 } else {
-                    println!("{host} profile {} is already registered", dir.display());
+                    crate::say!("{host} profile {} is already registered", dir.display());
                 }
             }
             ProfileCommand::Remove { host, dir } => {
@@ -92,7 +92,7 @@ impl Run for ProfileCommand {
                         dir.display()
                     );
                 }
-                println!("removed {host} profile {}", dir.display());
+                crate::say!("removed {host} profile {}", dir.display());
             }
         }
         Ok(0)
