@@ -202,6 +202,67 @@ fn a_no_op_install_stays_silent_on_a_terminal() {
 }
 
 #[test]
+fn syncing_a_slow_source_shows_a_spinner_on_a_terminal_only() {
+    if !have_script() {
+        return;
+    }
+    let env = TestEnv::new();
+    let src = source_running(&env, "plugin", "true");
+    // The install stops for a second right after writing the generation (a test pause point),
+    // far past the spinner's delay.
+    let slow = [
+        ("FABLE_TEST_PAUSE_AT", "after-source"),
+        ("FABLE_TEST_PAUSE_SECS", "1"),
+    ];
+    let (code, text) = pty(&env, &["install", s(&src)], &slow);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("syncing source plugin-"), "{text}");
+    // Through a pipe: the same slow install draws nothing.
+    write(&src.join("extra.txt"), "changed\n");
+    let mut cmd = env.fable();
+    cmd.args(["install", s(&src)]);
+    for (k, v) in slow {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("paused at after-source"), "{stderr}");
+    assert!(
+        !stderr.contains("syncing source") && !out.stderr.contains(&ESC),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn apply_shows_each_source_on_a_terminal() {
+    if !have_script() {
+        return;
+    }
+    let env = TestEnv::new();
+    let a = source_running(&env, "a", "true");
+    let b = source_running(&env, "b", "true");
+    let inventory = format!(
+        "schema = 1\n\n[[source]]\nname = \"first\"\npath = \"{}\"\n\n[[source]]\nname = \"second\"\npath = \"{}\"\n",
+        a.display(),
+        b.display()
+    );
+    write(&env.fable_home.join("fleet.toml"), &inventory);
+    let slow = [
+        ("FABLE_TEST_PAUSE_AT", "after-source"),
+        ("FABLE_TEST_PAUSE_SECS", "1"),
+    ];
+    let (code, text) = pty(&env, &["apply"], &slow);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("source first (1/2)") && text.contains("source second (2/2)"),
+        "{text}"
+    );
+    let out = env.run(["apply", "--dry-run"]);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("(1/2)"));
+}
+
+#[test]
 fn rollback_asks_on_a_terminal_and_needs_yes_without_one() {
     if !have_script() {
         return;
@@ -229,7 +290,18 @@ fn rollback_asks_on_a_terminal_and_needs_yes_without_one() {
     }
     assert_eq!(snapshot_hash(&env, &src), second);
 
-    // On a terminal: asked; "n" changes nothing, "y" rolls back.
+    // On a terminal: asked; Ctrl-C ends it like the signal (130) with the cursor shown again,
+    // "n" changes nothing, "y" rolls back.
+    let mut run = Pty::start(&env, &["rollback", s(&src)], "", &[]);
+    run.expect("[y/N]");
+    run.send("\u{3}");
+    let (code, text) = run.finish();
+    assert_eq!(code, 130, "{text}");
+    assert!(
+        text.rfind("\u{1b}[?25h") > text.rfind("\u{1b}[?25l"),
+        "{text:?}"
+    );
+    assert_eq!(snapshot_hash(&env, &src), second);
     let mut run = Pty::start(&env, &["rollback", s(&src)], "", &[]);
     run.expect("[y/N]");
     run.send("n");

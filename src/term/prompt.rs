@@ -11,7 +11,7 @@ use super::ui;
 pub enum Answer {
     /// Go ahead (answered yes, or a flag gave consent).
     Yes,
-    /// The user said no (or pressed Ctrl-C / Esc at the prompt).
+    /// The user said no (or pressed Esc).
     No,
 }
 
@@ -29,9 +29,11 @@ fn ask(question: &str, json: bool) -> anyhow::Result<Option<Answer>> {
     match answer {
         Ok(Some(true)) => Ok(Some(Answer::Yes)),
         Ok(Some(false) | None) => Ok(Some(Answer::No)),
-        // Ctrl-C while the terminal is in raw mode arrives as an interrupted read.
+        // Ctrl-C while the terminal is in raw mode arrives as an interrupted read, not as
+        // SIGINT: end the way the signal would (nothing has been changed yet).
         Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
-            Ok(Some(Answer::No))
+            eprintln!();
+            std::process::exit(super::EXIT_INTERRUPTED)
         }
         Err(e) => Err(anyhow::anyhow!("cannot read the answer: {e}")),
     }
