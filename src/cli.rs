@@ -135,6 +135,7 @@ pub fn main() -> i32 {
         Command::Completions(a) => a.run(),
         Command::Man(a) => a.run(),
     };
+    crate::term::yield_to_interrupt();
     match result {
         Ok(code) => code,
         Err(e) => {

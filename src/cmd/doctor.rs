@@ -75,6 +75,7 @@ impl Run for DoctorArgs {
         let lines = ProbeLines::new(self.json);
         let report = fable_doctor::run_observed(&home, &opts, lines.as_ref());
         drop(lines);
+        term::yield_to_interrupt();
         if reaping {
             fable_doctor::reaper::sweep_children(std::time::Duration::from_secs(2));
         }
@@ -147,6 +148,23 @@ fn summary(report: &Report, fixing: bool) -> String {
 /// The compact summary first, then every finding by group.
 fn print_human(report: &Report, fixing: bool) {
     let ui = term::ui();
+    if ui.quiet() {
+        // `-q`: the open errors only, one line each.
+        for f in report.findings.iter().filter(|f| f.is_open_error()) {
+            let fix = f
+                .fix
+                .as_deref()
+                .map(|x| format!(" — fix: {x}"))
+                .unwrap_or_default();
+            println!(
+                "[{}] {}: {}{fix}",
+                ui.paint("error", Tone::Bad),
+                f.subject,
+                f.message
+            );
+        }
+        return;
+    }
     crate::say!("{}", summary(report, fixing));
     let mut current: Option<&str> = None;
     for f in &report.findings {

@@ -115,6 +115,7 @@ impl Run for UpdateArgs {
             lines.as_ref(),
         );
         drop(lines);
+        term::yield_to_interrupt();
         let failed = self_update.failed() || sources.failed() || !doctor.ok;
         // Probes are done: a closed stdout may end us quietly from here on.
         crate::cli::restore_sigpipe();

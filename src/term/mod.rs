@@ -7,6 +7,7 @@ pub mod progress;
 pub mod prompt;
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use anstyle::{AnsiColor, Style};
@@ -84,6 +85,7 @@ impl Tone {
 /// What this run may print, decided once from the flags and the environment.
 #[derive(Debug, Clone)]
 pub struct Ui {
+    color: ColorWhen,
     color_out: bool,
     color_err: bool,
     quiet: bool,
@@ -128,6 +130,7 @@ impl Ui {
         dialoguer::console::set_colors_enabled(color_out);
         dialoguer::console::set_colors_enabled_stderr(color_err);
         Ui {
+            color: args.color,
             color_out,
             color_err,
             quiet: args.quiet,
@@ -139,6 +142,22 @@ impl Ui {
             dumb,
             ci: std::env::var_os("CI").is_some(),
         }
+    }
+
+    /// The output flags to hand on to another fable run (the re-run after a self-update).
+    pub fn forwarded_args(&self) -> Vec<&'static str> {
+        let mut out = match self.color {
+            ColorWhen::Auto => vec![],
+            ColorWhen::Always => vec!["--color", "always"],
+            ColorWhen::Never => vec!["--color", "never"],
+        };
+        if self.quiet {
+            out.push("--quiet");
+        }
+        if self.verbose {
+            out.push("--verbose");
+        }
+        out
     }
 
     /// `-q`: only errors and results a script asked for (`--json`).
@@ -199,6 +218,18 @@ impl Ui {
     }
 }
 
+/// Set once Ctrl-C was pressed: the handler is ending the process.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// When Ctrl-C was pressed, never returns: the handler thread is cleaning up and exits with
+/// [`EXIT_INTERRUPTED`]; the command's own result (often a failure the interruption caused,
+/// such as a killed probe) must not print or win the race to exit first.
+pub fn yield_to_interrupt() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::park_timeout(std::time::Duration::from_secs(1));
+    }
+}
+
 /// Exit status of a run ended by Ctrl-C (128 + SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -208,6 +239,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// not in signal context.
 pub fn on_interrupt() {
     let installed = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         fable_doctor::probe::interrupt();
         let _ = dialoguer::console::Term::stderr().show_cursor();
         // Children re-parented here (doctor: the subreaper) or started by us.

@@ -101,7 +101,12 @@ impl fable_installer::Progress for Spinner {
     fn step(&self, what: &str) {
         self.set_message(what.to_string());
         if ui().verbose() {
-            log(what);
+            // Above the spinner once it is drawn; plainly before that (or without a terminal).
+            if self.bar.is_hidden() {
+                log(what);
+            } else {
+                self.bar.println(what);
+            }
         }
     }
 }
