@@ -477,11 +477,29 @@ fn quiet_silences_everything_but_errors() {
     let out = env.run(["rollback", "nope", "-q"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
-    // -v logs each step even without a terminal.
+    // -v logs each step even without a terminal (the doctor: each probe and its time).
     let src = source_running(&env, "plugin", "true");
     let out = env.run(["install", s(&src), "-v"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("syncing source plugin-"));
+    let out = env.run(["doctor", "-v"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("probe claude PreToolUse: ") && stderr.contains("s, exit 0"),
+        "{stderr}"
+    );
+    // A doctor with -q prints its open errors only.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&env.fable_home, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = env.run(["doctor", "--no-probe", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[error]") && text.contains("0777"), "{text}");
+    assert!(
+        !text.contains("[ok]") && !text.contains("error(s)"),
+        "{text}"
+    );
+    std::fs::set_permissions(&env.fable_home, std::fs::Permissions::from_mode(0o700)).unwrap();
 }
 
 /// Whether `pid` is gone (or only a zombie waiting to be reaped).
