@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layering the design promises (docs/design.md, "Layering"), checked on the dependency
 # graph: the evaluator never pulls in the installer or gix, git plumbing never depends on the
-# operations, the host vocabulary has no I/O dependencies, and no library uses anyhow or clap.
+# operations, the host vocabulary has no I/O dependencies, no library uses anyhow or clap, and
+# no library draws on a terminal (progress and prompts are the binary's: src/term/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -16,7 +17,7 @@ forbid() {
   done
 }
 for lib in fable-hosts fable-snapshot fable-git fable-installer fable-doctor fable-payload; do
-  forbid "$lib" anyhow clap
+  forbid "$lib" anyhow clap indicatif dialoguer console ctrlc
 done
 forbid fable-payload fable-installer fable-git fable-doctor gix
 forbid fable-git fable-installer fable-doctor

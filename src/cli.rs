@@ -25,6 +25,8 @@ $FABLE_HOME (default ~/.fable) and wires every agent profile (Claude Code, Codex
 Cursor) to run them through a stable path. Your own settings are never reformatted."
 )]
 struct Cli {
+    #[command(flatten)]
+    global: crate::term::GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -105,6 +107,10 @@ pub fn main() -> i32 {
     };
     let (name, json) = cli.command.json_request();
     crate::json::set_command(name);
+    if !matches!(cli.command, Command::Hook { .. }) {
+        crate::term::init(&cli.global);
+        crate::term::on_interrupt();
+    }
     if !matches!(
         cli.command,
         // `sync` talks to git's upload-pack over pipes: a closed pipe is an error, not a kill.
@@ -132,6 +138,7 @@ pub fn main() -> i32 {
         Command::Completions(a) => a.run(),
         Command::Man(a) => a.run(),
     };
+    crate::term::yield_to_interrupt();
     match result {
         Ok(code) => code,
         Err(e) => {

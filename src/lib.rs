@@ -7,3 +7,4 @@ mod cmd;
 pub mod failure;
 pub mod json;
 pub mod selfupdate;
+pub mod term;

@@ -328,7 +328,8 @@ fn global_hooks_path_records_refuses_and_restores() {
     );
     let before = std::fs::read(&env.git_global).unwrap();
     let out = env.run(["install", "git-hooks", "--hooks-path", "--global"]);
-    assert_eq!(out.status.code(), Some(1));
+    // No terminal to ask on: a usage error naming the flag that gives consent.
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("~/corp-hooks") && err.contains("--force"),
@@ -741,7 +742,7 @@ fn a_foreign_hooks_path_from_an_included_file_needs_force() {
 
     let args = ["install", "git-hooks", "--hooks-path", "--global"];
     let out = env.run(args.iter().chain(&["--source", s(&src)]));
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(s(&inc)) && err.contains(s(&team)) && err.contains("--force"),

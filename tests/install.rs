@@ -465,7 +465,15 @@ fn rollback_switches_to_the_previous_generation() {
         .clone();
     write(&src.join("hooks/x.py"), "import sys\n");
     env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
-    env.ok([Path::new("rollback").as_os_str(), src.as_os_str()]);
+    // Without a terminal a rollback needs --yes (tests/terminal.rs covers the prompt).
+    let refused = env.run([Path::new("rollback").as_os_str(), src.as_os_str()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--yes"));
+    env.ok([
+        Path::new("rollback").as_os_str(),
+        src.as_os_str(),
+        "--yes".as_ref(),
+    ]);
     let st = env.json([
         Path::new("status").as_os_str(),
         src.as_os_str(),
@@ -765,7 +773,11 @@ fn rollback_rewires_profiles_to_the_previous_manifest() {
     env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
     let v = settings_value(&env.claude_settings());
     assert!(commands(&v).iter().all(|c| c.contains("y.py")), "{v}");
-    env.ok([Path::new("rollback").as_os_str(), src.as_os_str()]);
+    env.ok([
+        Path::new("rollback").as_os_str(),
+        src.as_os_str(),
+        "--yes".as_ref(),
+    ]);
     let back = settings_value(&env.claude_settings());
     assert_eq!(
         back,

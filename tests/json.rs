@@ -186,7 +186,7 @@ fn rollback_gc_and_git_hooks_report_in_the_envelope() {
     run(&env, &["install", s(&src), "--json"], "install", true, true);
     let back = run(
         &env,
-        &["rollback", s(&src), "--json"],
+        &["rollback", s(&src), "--yes", "--json"],
         "rollback",
         true,
         true,

@@ -23,4 +23,5 @@ mod plugins;
 mod real_clients;
 mod stop_cap;
 mod terminal;
+mod tty;
 mod update;

@@ -20,7 +20,10 @@ use fable_installer::profiles::{self, Profile};
 use fable_installer::FableHome;
 
 pub use finding::{Action, Finding, Report, Severity};
-pub use probe::{run_probes, JsonVerdict, ProbeError, ProbeOptions, ProbeResult, ProbeSpec};
+pub use probe::{
+    run_probes, run_probes_observed, JsonVerdict, ProbeError, ProbeObserver, ProbeOptions,
+    ProbeResult, ProbeSpec, Unobserved,
+};
 pub use synthetic::synthetic_payload;
 
 /// What a doctor run does.
@@ -99,6 +102,15 @@ fn check_pass(home: &FableHome) -> (Vec<Finding>, Vec<Profile>, Vec<std::path::P
 
 /// Runs the doctor.
 pub fn run(home: &FableHome, opts: &DoctorOptions) -> Report {
+    run_observed(home, opts, &Unobserved)
+}
+
+/// [`run`], telling `observer` as each liveness probe starts and ends.
+pub fn run_observed(
+    home: &FableHome,
+    opts: &DoctorOptions,
+    observer: &dyn ProbeObserver,
+) -> Report {
     let (mut findings, mut profiles, parseable) = check_pass(home);
     if opts.fix && findings.iter().any(|f| f.action.is_some()) {
         let failures = fix::apply(home, &findings, &profiles, &parseable, opts.lock_wait);
@@ -108,10 +120,11 @@ pub fn run(home: &FableHome, opts: &DoctorOptions) -> Report {
         profiles = after_profiles;
     }
     if opts.probe {
-        findings.extend(liveness::probe_profiles(
+        findings.extend(liveness::probe_profiles_observed(
             home,
             &profiles,
             opts.probe_timeout,
+            observer,
         ));
     }
     for f in &mut findings {

@@ -24,7 +24,9 @@ use fable_installer::FableHome;
 
 use crate::checks::{entry_subject, parse_profile};
 use crate::finding::{Finding, Severity};
-use crate::probe::{run_probes, JsonVerdict, ProbeOptions, ProbeResult, ProbeSpec};
+use crate::probe::{
+    run_probes_observed, JsonVerdict, ProbeObserver, ProbeOptions, ProbeResult, ProbeSpec,
+};
 use crate::shell::missing_paths;
 
 /// Characters of a probe's stderr or stdout quoted in a finding.
@@ -38,6 +40,16 @@ pub const SLOW: Duration = crate::probe::DEFAULT_TIMEOUT;
 /// Each probe's deadline is the entry's own timeout (in its host's unit), capped by `timeout`. Probes run from scratch directories inside a fresh temp directory
 /// outside HOME, with `FABLE_HOME` and `HOME` passed through.
 pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration) -> Vec<Finding> {
+    probe_profiles_observed(home, profiles, timeout, &crate::probe::Unobserved)
+}
+
+/// [`probe_profiles`], telling `observer` as each probe starts and ends.
+pub fn probe_profiles_observed(
+    home: &FableHome,
+    profiles: &[Profile],
+    timeout: Duration,
+    observer: &dyn ProbeObserver,
+) -> Vec<Finding> {
     let Planned {
         specs,
         subjects,
@@ -73,7 +85,7 @@ pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration)
     };
     let mut opts = ProbeOptions::new(scratch.path());
     opts.timeout = timeout;
-    let results = run_probes(&specs, &opts);
+    let results = run_probes_observed(&specs, &opts, observer);
     let mut out: Vec<Finding> = results
         .iter()
         .zip(&specs)

@@ -525,3 +525,48 @@ fn git_discovery_does_not_escape_the_scratch_dir() {
     );
     assert!(!result.stdout_head.contains(&*repo.to_string_lossy()));
 }
+
+/// The observer hears of every probe: started before finished, with the spec's own index.
+#[test]
+fn the_observer_is_told_when_each_probe_starts_and_ends() {
+    use fable_doctor::probe::{run_probes_observed, ProbeObserver};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Log(Mutex<Vec<(String, usize, String)>>);
+    impl ProbeObserver for Log {
+        fn started(&self, index: usize, spec: &ProbeSpec) {
+            let entry = ("start".into(), index, spec.id.clone());
+            self.0.lock().unwrap().push(entry);
+        }
+        fn finished(&self, index: usize, spec: &ProbeSpec, result: &ProbeResult) {
+            assert_eq!(result.id, spec.id);
+            let entry = ("end".into(), index, spec.id.clone());
+            self.0.lock().unwrap().push(entry);
+        }
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let specs = [
+        claude("a", "true"),
+        claude("b", "sleep 0.2"),
+        claude("c", "exit 3"),
+    ];
+    let log = Log::default();
+    let results = run_probes_observed(
+        &specs,
+        &options(scratch.path(), Duration::from_secs(5)),
+        &log,
+    );
+    assert_eq!(results.len(), 3);
+    let log = log.0.into_inner().unwrap();
+    assert_eq!(log.len(), 6, "{log:?}");
+    for (i, spec) in specs.iter().enumerate() {
+        let start = log
+            .iter()
+            .position(|e| e == &("start".into(), i, spec.id.clone()));
+        let end = log
+            .iter()
+            .position(|e| e == &("end".into(), i, spec.id.clone()));
+        assert!(start.unwrap() < end.unwrap(), "{log:?}");
+    }
+}

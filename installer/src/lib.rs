@@ -8,6 +8,7 @@ pub mod lock;
 
 pub use error::{Error, Result};
 pub use home::FableHome;
+pub use progress::{Progress, Silent};
 pub mod codex_trust;
 pub mod config;
 pub mod default_source;
@@ -16,6 +17,7 @@ pub mod git;
 pub mod journal;
 pub mod ops;
 pub mod profiles;
+pub mod progress;
 pub mod settings;
 pub mod sync;
 pub mod testpoint;

@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use fable_installer::ops::apply::{apply, ApplyOptions, ApplyReport};
+use fable_installer::ops::apply::{apply_with, ApplyOptions, ApplyReport};
 use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::render;
 use crate::json;
+use crate::term::progress::Spinner;
 
 #[derive(Args, Debug)]
 pub struct ApplyArgs {
@@ -41,8 +42,11 @@ impl Run for ApplyArgs {
             dry_run: self.dry_run,
             lock_wait: fable_installer::lock::wait(),
         };
-        let report = apply(&home, &opts)
-            .with_context(|| format!("cannot apply {}", home.inventory_path().display()))?;
+        let spinner = Spinner::start("applying the inventory", self.json);
+        let result = apply_with(&home, &opts, &spinner);
+        drop(spinner);
+        let report =
+            result.with_context(|| format!("cannot apply {}", home.inventory_path().display()))?;
         if self.json {
             let changed = json::Changed::of(report.changed, report.dry_run);
             return json::print(&report, code(&report), changed);
@@ -78,15 +82,16 @@ pub fn print_report(report: &ApplyReport) {
             .map(|c| format!(" (commit {})", render::short(c)))
             .unwrap_or_default();
         match (synced, wired) {
-            (false, 0) => println!("source {} ({}): current at {hash}{at}", s.name, s.kind),
-            _ => println!(
+            (false, 0) => crate::say!("source {} ({}): current at {hash}{at}", s.name, s.kind),
+            _ => crate::say!(
                 "source {} ({}): {would}sync {hash}{at}, {would}update {wired} profile(s)",
-                s.name, s.kind
+                s.name,
+                s.kind
             ),
         }
         for f in &s.install.skipped_profiles {
-            eprintln!(
-                "fable: {} {}: skipped: {}\n  fix: {}",
+            crate::error_line!(
+                "{} {}: skipped: {}\n  fix: {}",
                 f.host,
                 f.path.display(),
                 f.error,
@@ -94,17 +99,17 @@ pub fn print_report(report: &ApplyReport) {
             );
         }
         for f in &s.install.git_failures {
-            eprintln!("fable: git hooks: {f}");
+            crate::error_line!("git hooks: {f}");
         }
     }
     for g in report.git.iter().filter(|g| g.changed) {
         let dir = g.hooks_dir.as_ref().unwrap_or(&g.shim_dir);
-        println!("git hooks {}: {would}update", dir.display());
+        crate::say!("git hooks {}: {would}update", dir.display());
     }
     for k in &report.pruned {
-        println!("source {k}: {would}prune (it left the inventory)");
+        crate::say!("source {k}: {would}prune (it left the inventory)");
     }
     if !report.changed {
-        println!("everything is current");
+        crate::say!("everything is current");
     }
 }

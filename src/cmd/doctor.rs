@@ -8,6 +8,7 @@ use fable_doctor::{DoctorOptions, Finding, Report, Severity};
 use fable_installer::FableHome;
 
 use crate::cli::Run;
+use crate::term::{self, progress::ProbeLines, Tone};
 
 #[derive(Args, Debug)]
 #[command(
@@ -71,7 +72,10 @@ impl Run for DoctorArgs {
         };
         // Probes' jobs that escaped their process group (setsid) come back here to be killed.
         let reaping = opts.probe && fable_doctor::reaper::become_subreaper();
-        let report = fable_doctor::run(&home, &opts);
+        let lines = ProbeLines::new(self.json);
+        let report = fable_doctor::run_observed(&home, &opts, lines.as_ref());
+        drop(lines);
+        term::yield_to_interrupt();
         if reaping {
             fable_doctor::reaper::sweep_children(std::time::Duration::from_secs(2));
         }
@@ -101,24 +105,9 @@ fn label(f: &Finding) -> &'static str {
     }
 }
 
-fn print_human(report: &Report, fixing: bool) {
-    let mut current: Option<&str> = None;
-    for f in &report.findings {
-        let group = f.group();
-        if current != Some(group) {
-            let title = GROUP_TITLES
-                .iter()
-                .find(|(g, _)| *g == group)
-                .map_or(group, |(_, t)| t);
-            println!("{title}:");
-            current = Some(group);
-        }
-        let mut line = format!("  [{}] {}: {}", label(f), f.subject, f.message);
-        if let (Some(fix), false) = (&f.fix, f.fixed || f.severity == Severity::Ok) {
-            line.push_str(&format!(" — fix: {fix}"));
-        }
-        println!("{line}");
-    }
+/// The one-line summary: counts by severity (and repairs with `--fix`), coloured.
+fn summary(report: &Report, fixing: bool) -> String {
+    let ui = term::ui();
     let count = |s: Severity| {
         report
             .findings
@@ -127,10 +116,26 @@ fn print_human(report: &Report, fixing: bool) {
             .count()
     };
     let fixed = report.findings.iter().filter(|f| f.fixed).count();
-    let (errors, warnings) = (count(Severity::Error), count(Severity::Warn));
-    let mut summary = format!("{errors} error(s), {warnings} warning(s)");
+    let (errors, warnings, ok) = (
+        count(Severity::Error),
+        count(Severity::Warn),
+        count(Severity::Ok),
+    );
+    let tone = |n: usize, t: Tone| if n > 0 { t } else { Tone::Dim };
+    let mut line = format!(
+        "{}, {}, {}",
+        ui.paint(&format!("{errors} error(s)"), tone(errors, Tone::Bad)),
+        ui.paint(
+            &format!("{warnings} warning(s)"),
+            tone(warnings, Tone::Warn)
+        ),
+        ui.paint(&format!("{ok} ok"), tone(ok, Tone::Good)),
+    );
     if fixing {
-        summary.push_str(&format!(", {fixed} fixed"));
+        line.push_str(&format!(
+            ", {}",
+            ui.paint(&format!("{fixed} fixed"), tone(fixed, Tone::Fixed))
+        ));
     }
     if errors > 0
         && !fixing
@@ -139,7 +144,53 @@ fn print_human(report: &Report, fixing: bool) {
             .iter()
             .any(|f| f.is_open_error() && f.action.is_some())
     {
-        summary.push_str("; run `fable doctor --fix` to repair what can be repaired");
+        line.push_str("; run `fable doctor --fix` to repair what can be repaired");
     }
-    println!("{summary}");
+    line
+}
+
+/// The compact summary first, then every finding by group.
+fn print_human(report: &Report, fixing: bool) {
+    let ui = term::ui();
+    if ui.quiet() {
+        // `-q`: the open errors only, one line each.
+        for f in report.findings.iter().filter(|f| f.is_open_error()) {
+            let fix = f
+                .fix
+                .as_deref()
+                .map(|x| format!(" — fix: {x}"))
+                .unwrap_or_default();
+            println!(
+                "[{}] {}: {}{fix}",
+                ui.paint("error", Tone::Bad),
+                f.subject,
+                f.message
+            );
+        }
+        return;
+    }
+    crate::say!("{}", summary(report, fixing));
+    let mut current: Option<&str> = None;
+    for f in &report.findings {
+        let group = f.group();
+        if current != Some(group) {
+            let title = GROUP_TITLES
+                .iter()
+                .find(|(g, _)| *g == group)
+                .map_or(group, |(_, t)| t);
+            crate::say!("{title}:");
+            current = Some(group);
+        }
+        let word = label(f);
+        let mut line = format!(
+            "  [{}] {}: {}",
+            ui.paint(word, Tone::of(word)),
+            f.subject,
+            f.message
+        );
+        if let (Some(fix), false) = (&f.fix, f.fixed || f.severity == Severity::Ok) {
+            line.push_str(&format!(" — fix: {fix}"));
+        }
+        crate::say!("{line}");
+    }
 }

@@ -29,9 +29,9 @@ impl Run for GcArgs {
             return crate::json::print(&GcReport { removed: &removed }, 0, changed);
         } else {
             for r in &removed {
-                println!("removed {}", r.display());
+                crate::say!("removed {}", r.display());
             }
-            println!("{} generation(s) removed", removed.len());
+            crate::say!("{} generation(s) removed", removed.len());
         }
         Ok(0)
     }

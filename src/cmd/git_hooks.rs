@@ -11,6 +11,7 @@ use fable_installer::ops::git_hooks::{
 use fable_installer::FableHome;
 
 use crate::cli::Run;
+use crate::term::prompt;
 
 /// `fable install git-hooks [REPO] [--source SOURCE] [--hooks-path [--global]] [--force] [--dry-run] [--json]`
 #[derive(Args, Debug)]
@@ -82,11 +83,11 @@ pub struct UninstallGitHooksArgs {
 fn print_report(r: &GitReport, verb_done: &str) {
     let dry = r.dry_run;
     if let Some(repo) = &r.repo {
-        println!("repository {}", repo.display());
+        crate::say!("repository {}", repo.display());
     }
     if let Some(dir) = &r.hooks_dir {
         let shared = if r.shared { " (shared)" } else { "" };
-        println!("hooks directory {}{shared}", dir.display());
+        crate::say!("hooks directory {}{shared}", dir.display());
     }
     for f in &r.files {
         let action = serde_json::to_value(&f.action)
@@ -95,11 +96,11 @@ fn print_report(r: &GitReport, verb_done: &str) {
             .unwrap_or_default()
             .replace('_', " ");
         let prefix = if dry { "would " } else { "" };
-        println!("  {prefix}{action}: {}", f.path.display());
+        crate::say!("  {prefix}{action}: {}", f.path.display());
     }
     if let Some(h) = &r.hooks_path {
         if h.changed {
-            println!(
+            crate::say!(
                 "  {}core.hooksPath in {}: {} -> {}",
                 if dry { "would set " } else { "" },
                 h.file.display(),
@@ -109,31 +110,36 @@ fn print_report(r: &GitReport, verb_done: &str) {
         }
     }
     for n in &r.notes {
-        println!("note: {n}");
+        crate::say!("note: {n}");
     }
     if !r.changed {
-        println!("git hooks of {}: nothing to change", r.key);
+        crate::say!("git hooks of {}: nothing to change", r.key);
     } else if dry {
-        println!("git hooks of {}: dry run, nothing written", r.key);
+        crate::say!("git hooks of {}: dry run, nothing written", r.key);
     } else {
-        println!("git hooks of {}: {verb_done}", r.key);
+        crate::say!("git hooks of {}: {verb_done}", r.key);
     }
 }
 
 impl Run for InstallGitHooksArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
-        let report = install_git_hooks(
-            &home,
-            &InstallGitHooks {
-                repo: self.repo,
-                source: self.source,
-                hooks_path: self.hooks_path,
-                global: self.global,
-                force: self.force,
-                dry_run: self.dry_run,
-            },
-        )?;
+        let mut req = InstallGitHooks {
+            repo: self.repo,
+            source: self.source,
+            hooks_path: self.hooks_path,
+            global: self.global,
+            force: self.force,
+            dry_run: self.dry_run,
+        };
+        if req.hooks_path && !req.force && !req.dry_run {
+            match consent_to_replace(&home, &req, self.json)? {
+                Some(prompt::Answer::Yes) => req.force = true,
+                Some(prompt::Answer::No) => return Ok(prompt::declined()),
+                None => {}
+            }
+        }
+        let report = install_git_hooks(&home, &req)?;
         if self.json {
             let changed = crate::json::Changed::of(report.changed, report.dry_run);
             return crate::json::print(&report, 0, changed);
@@ -141,6 +147,56 @@ impl Run for InstallGitHooksArgs {
             print_report(&report, "installed");
         }
         Ok(0)
+    }
+}
+
+/// Replacing a foreign `core.hooksPath` needs consent: `--force` (or `--yes`), else a yes on
+/// the terminal; without a terminal the refusal is a usage error naming the flag. `None`:
+/// there is no foreign value to replace (or planning fails, which the install reports).
+fn consent_to_replace(
+    home: &FableHome,
+    req: &InstallGitHooks,
+    json: bool,
+) -> anyhow::Result<Option<prompt::Answer>> {
+    use fable_installer::git::GitError;
+    use fable_installer::ops::git_hooks::GitHooksError;
+    let dry = InstallGitHooks {
+        dry_run: true,
+        ..req.clone()
+    };
+    let refusal = match install_git_hooks(home, &dry) {
+        Err(GitHooksError::Installer(fable_installer::Error::Git(
+            e @ (GitError::ForeignHooksPath { .. } | GitError::ForeignIncludedHooksPath { .. }),
+        ))) => e,
+        _ => return Ok(None),
+    };
+    let question = match &refusal {
+        GitError::ForeignHooksPath { file, value } => format!(
+            "core.hooksPath in {} is {value:?}, which is not fable's. Replace it (it is restored on uninstall)?",
+            file.display()
+        ),
+        GitError::ForeignIncludedHooksPath {
+            file,
+            included,
+            value,
+        } => format!(
+            "core.hooksPath is {value:?} from {} (included by {}), which is not fable's. Override it in {}?",
+            included.display(),
+            file.display(),
+            file.display()
+        ),
+        _ => return Ok(None),
+    };
+    match prompt::require(
+        &question,
+        "replacing core.hooksPath",
+        json,
+        false,
+        "--force",
+    ) {
+        Ok(answer) => Ok(Some(answer)),
+        // No terminal: the library's own refusal, which names the file, the value and --force.
+        Err(_) => Err(fable_installer::Error::Usage(refusal.to_string()).into()),
     }
 }
 

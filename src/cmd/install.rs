@@ -6,13 +6,14 @@ use anyhow::Context;
 use clap::Args;
 
 use fable_hosts::Host;
-use fable_installer::ops::install::{install, InstallOptions};
+use fable_installer::ops::install::{first_beside_foreign, install, install_with, InstallOptions};
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::render;
 use crate::json;
+use crate::term::{self, progress::Spinner, prompt};
 
 #[derive(Args, Debug)]
 #[command(
@@ -74,7 +75,14 @@ impl Run for InstallArgs {
             SourceSpec::Default => "the bundled evaluator".to_string(),
             SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => p.display().to_string(),
         };
-        let report = install(&home, &opts).with_context(|| format!("cannot install {what}"))?;
+        if !opts.dry_run && term::ui().can_prompt(self.json) && !confirm_first(&home, &opts, &what)?
+        {
+            return Ok(prompt::declined());
+        }
+        let spinner = Spinner::start(format!("installing {what}"), self.json);
+        let result = install_with(&home, &opts, &spinner);
+        drop(spinner);
+        let report = result.with_context(|| format!("cannot install {what}"))?;
         let mut recorded = false;
         if !opts.dry_run {
             // A source installed by hand is listed in the inventory too (`fable apply`).
@@ -117,9 +125,9 @@ impl Run for InstallArgs {
                 (false, true) => "synced generation",
                 (_, false) => "up to date at generation",
             };
-            println!("source {}: {verb} {}", s.key, render::short(&s.tree_hash));
+            crate::say!("source {}: {verb} {}", s.key, render::short(&s.tree_hash));
             for n in &s.notes {
-                println!("  note: {n}");
+                crate::say!("  note: {n}");
             }
         }
         for plan in &report.plans {
@@ -130,33 +138,32 @@ impl Run for InstallArgs {
                 } else {
                     "updated"
                 };
-                println!(
+                crate::say!(
                     "{} {}: {verb} ({} change(s))",
                     p.host,
                     p.path.display(),
                     plan.patch.len()
                 );
                 if report.dry_run {
-                    print!(
-                        "{}",
-                        render::diff(plan.before.as_deref().unwrap_or(""), &plan.after, &p.path)
-                    );
-                    println!("JSON Patch: {}", serde_json::to_string(&plan.patch)?);
+                    let diff =
+                        render::diff(plan.before.as_deref().unwrap_or(""), &plan.after, &p.path);
+                    crate::say!("{}", diff.trim_end_matches('\n'));
+                    crate::say!("JSON Patch: {}", serde_json::to_string(&plan.patch)?);
                 }
                 if p.host == Host::Codex && report.codex_trust.is_none() {
-                    println!("  note: Codex skips a hook until its definition is trusted: run `fable install --trust-codex` (or trust them in Codex's /hooks)");
+                    crate::say!("  note: Codex skips a hook until its definition is trusted: run `fable install --trust-codex` (or trust them in Codex's /hooks)");
                 }
             } else {
-                println!("{} {}: unchanged", p.host, p.path.display());
+                crate::say!("{} {}: unchanged", p.host, p.path.display());
             }
             for s in &plan.shifted {
-                println!("  note: {s} (removing an entry moves the ones after it; Codex trusts hooks by position and will skip those until trusted again)");
+                crate::say!("  note: {s} (removing an entry moves the ones after it; Codex trusts hooks by position and will skip those until trusted again)");
             }
             for n in &plan.notes {
-                println!("  note: {n}");
+                crate::say!("  note: {n}");
             }
             if !plan.skipped_events.is_empty() {
-                println!(
+                crate::say!(
                     "  skipped (the host has no such event): {}",
                     plan.skipped_events.join(", ")
                 );
@@ -165,15 +172,15 @@ impl Run for InstallArgs {
         for g in &report.git {
             if g.changed {
                 let dir = g.hooks_dir.as_ref().unwrap_or(&g.shim_dir);
-                println!("git hooks {}: updated", dir.display());
+                crate::say!("git hooks {}: updated", dir.display());
             }
         }
         for f in &report.git_failures {
-            eprintln!("fable: git hooks: {f}");
+            crate::error_line!("git hooks: {f}");
         }
         for s in &report.skipped_profiles {
-            eprintln!(
-                "fable: {} {}: skipped, left untouched: {}\n  fix: {}",
+            crate::error_line!(
+                "{} {}: skipped, left untouched: {}\n  fix: {}",
                 s.host,
                 s.path.display(),
                 s.error,
@@ -182,7 +189,7 @@ impl Run for InstallArgs {
         }
         if let Some(t) = &report.codex_trust {
             for o in &t.profiles {
-                println!(
+                crate::say!(
                     "codex trust {}: trusted {} entr(y/ies), {} already trusted",
                     o.config.display(),
                     o.trusted.len(),
@@ -190,12 +197,47 @@ impl Run for InstallArgs {
                 );
             }
             for f in &t.failures {
-                eprintln!("fable: codex trust: {f}");
+                crate::error_line!("codex trust: {f}");
             }
         }
         if !report.changed && !trusted_any {
-            println!("everything is current");
+            crate::say!("everything is current");
         }
         Ok(code)
     }
+}
+
+/// On a terminal, the very first install into a profile that already has hooks of its own
+/// shows the plan and asks first; false when the user declines.
+fn confirm_first(home: &FableHome, opts: &InstallOptions, what: &str) -> anyhow::Result<bool> {
+    let preview = install(
+        home,
+        &InstallOptions {
+            dry_run: true,
+            ..opts.clone()
+        },
+    )
+    .with_context(|| format!("cannot install {what}"))?;
+    let profiles = first_beside_foreign(home, &preview);
+    if profiles.is_empty() {
+        return Ok(true);
+    }
+    let ui = term::ui();
+    ui.note(format_args!(
+        "fable: these profiles have hooks of their own and none of fable's yet; fable adds its entries beside them:"
+    ));
+    for plan in preview
+        .plans
+        .iter()
+        .filter(|p| profiles.contains(&p.profile.path))
+    {
+        ui.note(format_args!(
+            "  {} {}: {} change(s)",
+            plan.profile.host,
+            plan.profile.path.display(),
+            plan.patch.len()
+        ));
+    }
+    let question = format!("Install {what} into {} profile(s)?", profiles.len());
+    Ok(prompt::confirm_on_terminal(&question, false)? == prompt::Answer::Yes)
 }

@@ -83,7 +83,7 @@ impl Run for ProfileCommand {
                             Origin::Default => "default",
                             Origin::Registered => "registered",
                         };
-                        println!(
+                        crate::say!(
                             "{:<7} {}  {}  ({origin})",
                             p.host.name(),
                             p.path.display(),
@@ -108,9 +108,9 @@ impl Run for ProfileCommand {
                     return json::print(&report, 0, Changed::Wrote(added));
                 }
                 if added {
-                    println!("added {host} profile {}", dir.display());
+                    crate::say!("added {host} profile {}", dir.display());
                 } else {
-                    println!("{host} profile {} is already registered", dir.display());
+                    crate::say!("{host} profile {} is already registered", dir.display());
                 }
             }
             ProfileCommand::Remove { host, dir, json } => {
@@ -133,7 +133,7 @@ impl Run for ProfileCommand {
                     };
                     return json::print(&report, 0, Changed::Wrote(true));
                 }
-                println!("removed {host} profile {}", dir.display());
+                crate::say!("removed {host} profile {}", dir.display());
             }
         }
         Ok(0)

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Args;
 
 use fable_installer::ops::uninstall::resolve_key;
@@ -10,6 +11,7 @@ use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::render;
+use crate::term::prompt;
 
 #[derive(Args, Debug)]
 pub struct RollbackArgs {
@@ -24,12 +26,32 @@ impl Run for RollbackArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
         let (key, _) = resolve_key(&home, &SourceSpec::from_arg(self.source.as_deref()))?;
+        // Only a rollback that can happen asks (the operation reports why one cannot).
+        let record = home
+            .store()
+            .read_record(&key)
+            .context("cannot read the source record")?;
+        if let Some((current, previous)) = record.and_then(|r| {
+            let current = home.store().current_hash(&key).unwrap_or(r.tree_hash);
+            r.previous.map(|p| (current, p))
+        }) {
+            let question = format!(
+                "Switch source {key} back from generation {} to {} and re-wire every profile?",
+                render::short(&current),
+                render::short(&previous)
+            );
+            if prompt::require(&question, "a rollback", self.json, false, "--yes")?
+                == prompt::Answer::No
+            {
+                return Ok(prompt::declined());
+            }
+        }
         let r =
             fable_installer::ops::rollback::rollback(&home, &key, fable_installer::lock::wait())?;
         if self.json {
             return crate::json::print(&r, 0, crate::json::Changed::Wrote(true));
         } else {
-            println!(
+            crate::say!(
                 "{}: generation {} is current again (was {})",
                 r.key,
                 render::short(&r.to),

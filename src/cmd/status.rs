@@ -14,6 +14,7 @@ use fable_installer::FableHome;
 use crate::cli::Run;
 use crate::failure::EXIT_NOT_CURRENT;
 use crate::json;
+use crate::term::{self, Tone};
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
@@ -69,19 +70,24 @@ impl Run for StatusArgs {
             return json::print(&report, code, json::Changed::Wrote(false));
         }
         if sources.is_empty() {
-            println!("no sources installed (run `fable install`)");
+            crate::say!("no sources installed (run `fable install`)");
         }
         for s in &sources {
             let origin = s
                 .source
                 .as_ref()
                 .map_or("bundled evaluator".to_string(), |p| p.display().to_string());
-            println!("{}: {} ({origin})", s.key, s.state.as_str());
+            let state = s.state.as_str();
+            crate::say!(
+                "{}: {} ({origin})",
+                s.key,
+                term::ui().paint(state, Tone::of(state))
+            );
             for p in &s.profiles {
-                println!("  {} {}: {}", p.host, p.path.display(), p.state);
+                crate::say!("  {} {}: {}", p.host, p.path.display(), p.state);
             }
             for problem in &s.problems {
-                println!("  - {problem}");
+                crate::say!("  - {problem}");
             }
         }
         Ok(code)

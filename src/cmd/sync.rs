@@ -6,10 +6,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use fable_installer::ops::fleet_sync::{sync, SyncOptions};
+use fable_installer::ops::fleet_sync::{sync_with, SyncOptions};
 
 use crate::cli::Run;
 use crate::cmd::{apply, render};
+use crate::term::progress::Spinner;
 
 #[derive(Args, Debug)]
 pub struct SyncArgs {
@@ -31,8 +32,11 @@ impl Run for SyncArgs {
             lock_wait: fable_installer::lock::wait(),
             fetch_deadline: Duration::from_secs(self.timeout),
         };
-        let report = sync(&home, &opts)
-            .with_context(|| format!("cannot sync {}", home.inventory_path().display()))?;
+        let spinner = Spinner::start("syncing the inventory", self.json);
+        let result = sync_with(&home, &opts, &spinner);
+        drop(spinner);
+        let report =
+            result.with_context(|| format!("cannot sync {}", home.inventory_path().display()))?;
         if self.json {
             let changed = report.lock_changed || report.apply.changed;
             return crate::json::print(
@@ -43,14 +47,14 @@ impl Run for SyncArgs {
         } else {
             for p in &report.pins {
                 match &p.previous_commit {
-                    Some(prev) => println!(
+                    Some(prev) => crate::say!(
                         "source {}: {} -> {} ({})",
                         p.pin.name,
                         render::short(prev),
                         render::short(&p.pin.commit),
                         p.pin.reference
                     ),
-                    None => println!(
+                    None => crate::say!(
                         "source {}: pinned at {} ({})",
                         p.pin.name,
                         render::short(&p.pin.commit),

@@ -14,6 +14,8 @@ use crate::cli::Run;
 use crate::cmd::render;
 use crate::json;
 use crate::selfupdate::{self, ReexecOptions, SelfUpdate, Status};
+use crate::term::progress::{ProbeLines, Spinner};
+use crate::term::{self, Tone};
 
 #[derive(Args, Debug)]
 #[command(
@@ -76,13 +78,14 @@ impl Run for UpdateArgs {
                 check: self.check,
                 skip: self.no_self_update || self.after_self_update,
                 allow_downgrade: self.allow_downgrade,
+                progress: !self.json,
             },
         );
         if !self.json && !self.after_self_update {
             print_self_update(&self_update);
         }
         if self_update.failed() {
-            eprintln!("fable: self-update failed: {}", self_update.message);
+            crate::error_line!("self-update failed: {}", self_update.message);
         }
         if self_update.replaced {
             if let Some(exe) = &self_update.binary {
@@ -93,6 +96,7 @@ impl Run for UpdateArgs {
                 return selfupdate::reexec(exe, opts, &self_update);
             }
         }
+        let spinner = Spinner::start("re-syncing sources", self.json);
         let sources = resync::resync(
             &home,
             &ResyncOptions {
@@ -101,14 +105,19 @@ impl Run for UpdateArgs {
                 ..ResyncOptions::default()
             },
         );
-        let doctor = fable_doctor::run(
+        drop(spinner);
+        let lines = ProbeLines::new(self.json);
+        let doctor = fable_doctor::run_observed(
             &home,
             &DoctorOptions {
                 fix: false,
                 probe: self.probe,
                 ..DoctorOptions::default()
             },
+            lines.as_ref(),
         );
+        drop(lines);
+        term::yield_to_interrupt();
         let failed = self_update.failed() || sources.failed() || !doctor.ok;
         // Probes are done: a closed stdout may end us quietly from here on.
         crate::cli::restore_sigpipe();
@@ -140,16 +149,16 @@ impl Run for UpdateArgs {
 
 fn print_self_update(s: &SelfUpdate) {
     if !s.failed() {
-        println!("self-update: {}", s.message);
+        crate::say!("self-update: {}", s.message);
     }
 }
 
 fn print_sources(sources: &[SourceResync], check: bool) {
     if sources.is_empty() {
-        println!("sources: none installed (run `fable install`)");
+        crate::say!("sources: none installed (run `fable install`)");
         return;
     }
-    println!("sources:");
+    crate::say!("sources:");
     for s in sources {
         let origin = s
             .source
@@ -176,26 +185,32 @@ fn print_sources(sources: &[SourceResync], check: bool) {
         if let Some(m) = &s.message {
             line.push_str(&format!(": {m}"));
         }
-        println!("{line}");
+        crate::say!("{line}");
     }
 }
 
 fn print_doctor(report: &Report) {
     let count = |sev: Severity| report.findings.iter().filter(|f| f.severity == sev).count();
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warn));
-    println!("doctor: {errors} error(s), {warnings} warning(s)");
+    crate::say!("doctor: {errors} error(s), {warnings} warning(s)");
     for f in report
         .findings
         .iter()
         .filter(|f| f.severity != Severity::Ok)
     {
-        let mut line = format!("  [{}] {}: {}", f.severity.as_str(), f.subject, f.message);
+        let word = f.severity.as_str();
+        let mut line = format!(
+            "  [{}] {}: {}",
+            term::ui().paint(word, Tone::of(word)),
+            f.subject,
+            f.message
+        );
         if let Some(fix) = &f.fix {
             line.push_str(&format!(" — fix: {fix}"));
         }
-        println!("{line}");
+        crate::say!("{line}");
     }
     if errors > 0 {
-        println!("run `fable doctor` for details, `fable doctor --fix` to repair");
+        crate::say!("run `fable doctor` for details, `fable doctor --fix` to repair");
     }
 }

@@ -142,9 +142,28 @@ fn github_candidate(owner: &str, repo: &str, api: &str) -> Result<Candidate, Sel
     })
 }
 
-/// Copies or downloads the candidate's archive to `dest` (at most [`MAX_ARCHIVE_BYTES`]).
-pub fn fetch_archive(candidate: &Candidate, dest: &Path) -> Result<(), SelfUpdateError> {
-    let mut out = fs::File::create(dest).map_err(io(dest))?;
+/// Copies or downloads the candidate's archive to `dest` (at most [`MAX_ARCHIVE_BYTES`]);
+/// `progress`: show the bytes as they arrive (on a terminal, after a short delay).
+pub fn fetch_archive(
+    candidate: &Candidate,
+    dest: &Path,
+    progress: bool,
+) -> Result<(), SelfUpdateError> {
+    let file = fs::File::create(dest).map_err(io(dest))?;
+    let total = match &candidate.location {
+        Location::Local(path) => fs::metadata(path).ok().map(|m| m.len()),
+        Location::Remote(_) => None,
+    };
+    let bar = crate::term::progress::Bytes::start(
+        &format!("downloading {}", candidate.archive_name),
+        total,
+        // Not wanted here is drawn like a `--json` run: never.
+        !progress,
+    );
+    let mut out = Counting {
+        inner: file,
+        bar: &bar,
+    };
     match &candidate.location {
         Location::Local(path) => {
             let src = fs::File::open(path).map_err(io(path))?;
@@ -160,7 +179,27 @@ pub fn fetch_archive(candidate: &Candidate, dest: &Path) -> Result<(), SelfUpdat
         Location::Remote(url) => download(url, MAX_ARCHIVE_BYTES, &mut out)?,
     }
     out.flush().map_err(io(dest))?;
-    out.sync_all().map_err(io(dest))
+    let file = out.inner;
+    drop(bar);
+    file.sync_all().map_err(io(dest))
+}
+
+/// A writer that tells the download's progress bar about every byte written.
+struct Counting<'a> {
+    inner: fs::File,
+    bar: &'a crate::term::progress::Bytes,
+}
+
+impl Write for Counting<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bar.add(n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// GETs `url` into `dest` with the request timeout and a cap of `max` bytes.

@@ -102,6 +102,8 @@ pub struct Options<'a> {
     pub skip: bool,
     /// Install the release even when it is older than the running binary.
     pub allow_downgrade: bool,
+    /// Draw the download's progress on stderr (`crate::term::Ui::progress`).
+    pub progress: bool,
 }
 
 /// Runs the self-update step; every failure is reported in the outcome, never returned.
@@ -199,7 +201,7 @@ fn update_from(
         );
         return Ok(());
     }
-    let staged = replace::stage(&candidate, &exe).map_err(|e| e.to_string())?;
+    let staged = replace::stage(&candidate, &exe, opts.progress).map_err(|e| e.to_string())?;
     replace::install(staged, &exe).map_err(|e| e.to_string())?;
     out.status = Status::Updated;
     out.replaced = true;

@@ -34,6 +34,7 @@ pub fn reexec(exe: &Path, opts: ReexecOptions, self_update: &SelfUpdate) -> anyh
     if opts.probe {
         cmd.arg("--probe");
     }
+    cmd.args(crate::term::ui().forwarded_args());
     let cannot_run = || format!("cannot run the new binary {}", exe.display());
     if !opts.json {
         let status = cmd.status().with_context(cannot_run)?;

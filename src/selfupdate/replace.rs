@@ -40,8 +40,8 @@ pub fn check_in_place(candidate: &Candidate) -> Result<(), SelfUpdateError> {
 }
 
 /// Fetches the candidate's archive into a staging directory beside `exe`, and verifies it:
-/// sha256, signature, extraction, `--version`.
-pub fn stage(candidate: &Candidate, exe: &Path) -> Result<Staged, SelfUpdateError> {
+/// sha256, signature, extraction, `--version`; `progress`: draw the download's bytes.
+pub fn stage(candidate: &Candidate, exe: &Path, progress: bool) -> Result<Staged, SelfUpdateError> {
     let parent = exe.parent().unwrap_or(Path::new("/"));
     let dir = tempfile::Builder::new()
         .prefix(".fable-update-")
@@ -49,7 +49,7 @@ pub fn stage(candidate: &Candidate, exe: &Path) -> Result<Staged, SelfUpdateErro
         .map_err(io(parent))?;
     // The archive keeps its release name: it is the signature's context.
     let archive = dir.path().join(&candidate.archive_name);
-    fetch::fetch_archive(candidate, &archive)?;
+    fetch::fetch_archive(candidate, &archive, progress)?;
     let shown = candidate.location.to_string();
     verify::check_digest(&archive, &candidate.sha256, &shown)?;
     verify::check_signature(&archive, &shown)?;

@@ -66,6 +66,14 @@ impl TestEnv {
             .env("LANG", "C");
     }
 
+    /// Any program run in this environment (temp HOME, FABLE_HOME, git config), from HOME.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        self.apply_env(&mut cmd);
+        cmd.current_dir(&self.home);
+        cmd
+    }
+
     /// A `fable` command in this environment.
     pub fn fable(&self) -> Command {
         let mut cmd = Command::new(fable_bin());

@@ -55,7 +55,22 @@ use std::time::{Duration, Instant};
 use crate::synthetic::synthetic_payload;
 
 use capture::OutputCapture;
+pub use process_group::interrupt;
 use process_group::Group;
+
+/// Told as each probe starts and ends (from the pool's worker threads), so a caller can show
+/// what is running; every method has a no-op default.
+pub trait ProbeObserver: Sync {
+    /// Probe `index` of the specs starts.
+    fn started(&self, _index: usize, _spec: &ProbeSpec) {}
+    /// Probe `index` ended with `result`.
+    fn finished(&self, _index: usize, _spec: &ProbeSpec, _result: &ProbeResult) {}
+}
+
+/// Observes nothing.
+pub struct Unobserved;
+
+impl ProbeObserver for Unobserved {}
 
 /// Default per-probe deadline (`docs/design.md`, section 8).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -294,6 +309,15 @@ pub enum ProbeError {
 /// in the same order. Never panics because of a hook; a probe that cannot be run has
 /// [`ProbeResult::spawn_error`] set.
 pub fn run_probes(specs: &[ProbeSpec], opts: &ProbeOptions) -> Vec<ProbeResult> {
+    run_probes_observed(specs, opts, &Unobserved)
+}
+
+/// [`run_probes`], telling `observer` as each probe starts and ends.
+pub fn run_probes_observed(
+    specs: &[ProbeSpec],
+    opts: &ProbeOptions,
+    observer: &dyn ProbeObserver,
+) -> Vec<ProbeResult> {
     if specs.is_empty() {
         return Vec::new();
     }
@@ -307,7 +331,10 @@ pub fn run_probes(specs: &[ProbeSpec], opts: &ProbeOptions) -> Vec<ProbeResult> 
         }
     };
     pool::run_all(specs, opts.concurrency, |spec, index| {
-        run_one(spec, index, opts, &base)
+        observer.started(index, spec);
+        let result = run_one(spec, index, opts, &base);
+        observer.finished(index, spec, &result);
+        result
     })
 }
 

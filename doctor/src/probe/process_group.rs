@@ -11,6 +11,8 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -22,6 +24,32 @@ const REAP_GRACE: Duration = Duration::from_secs(1);
 /// First and largest pause between two checks of whether the command has ended.
 const POLL_MIN: Duration = Duration::from_millis(1);
 const POLL_MAX: Duration = Duration::from_millis(10);
+
+/// The process groups of the probes running now, so that [`interrupt`] can kill them.
+static RUNNING: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+/// Set by [`interrupt`]: no probe starts any more.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn running() -> MutexGuard<'static, Vec<libc::pid_t>> {
+    // The list stays consistent whatever a panicking holder did (push and retain only).
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills the process group of every probe running now and lets no new probe start (for a
+/// Ctrl-C handler: the probes' groups are not the terminal's foreground group, so SIGINT
+/// does not reach them). Returns how many groups were signalled.
+pub fn interrupt() -> usize {
+    let groups = running();
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    for pgid in groups.iter() {
+        // SAFETY: killpg has no memory-safety preconditions; the leader of each listed group
+        // has not been reaped yet (it is unlisted first), so the id still names that group.
+        unsafe {
+            libc::killpg(*pgid, libc::SIGKILL);
+        }
+    }
+    groups.len()
+}
 
 /// A started command, leader of its own process group. Dropping it before [`Group::settle`]
 /// kills the group and reaps the leader, so an early return cannot leak a running hook.
@@ -35,6 +63,12 @@ impl Group {
     /// Spawns `cmd` (run by `shell`) with piped stdin, stdout and stderr as the leader of a
     /// new process group.
     pub(super) fn spawn(mut cmd: Command, shell: &Path) -> Result<Group, ProbeError> {
+        // Held across the spawn, so that `interrupt` either sees this group or stops it
+        // from starting.
+        let mut groups = running();
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(ProbeError::Internal("interrupted".into()));
+        }
         let child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -45,7 +79,9 @@ impl Group {
                 shell: shell.to_path_buf(),
                 cause: source,
             })?;
-        Group::new(child)
+        let group = Group::new(child)?;
+        groups.push(group.pgid);
+        Ok(group)
     }
 
     fn new(mut child: Child) -> Result<Group, ProbeError> {
@@ -101,6 +137,7 @@ impl Group {
     /// reaped in time.
     pub(super) fn settle(&mut self) -> Option<ExitStatus> {
         self.kill();
+        self.unlist();
         let status = self.reap(REAP_GRACE);
         self.settled = true;
         status
@@ -140,6 +177,11 @@ impl Group {
             .map_or(true, |status| status.is_some())
     }
 
+    /// Takes the group off the running list (before the leader is reaped and its id freed).
+    fn unlist(&self) {
+        running().retain(|g| *g != self.pgid);
+    }
+
     /// Sends SIGKILL to every process of the group.
     fn kill(&self) {
         // SAFETY: killpg has no memory-safety preconditions; an already empty group yields
@@ -170,6 +212,7 @@ impl Drop for Group {
     fn drop(&mut self) {
         if !self.settled {
             self.kill();
+            self.unlist();
             let _ = self.reap(REAP_GRACE);
         }
     }

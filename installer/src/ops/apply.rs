@@ -69,6 +69,15 @@ struct Planned {
 
 /// Applies the inventory this home reads.
 pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
+    apply_with(home, opts, &crate::Silent)
+}
+
+/// [`apply`], telling `progress` as each source is planned and installed.
+pub fn apply_with(
+    home: &FableHome,
+    opts: &ApplyOptions,
+    progress: &dyn crate::Progress,
+) -> Result<ApplyReport> {
     let inv = crate::fleet::load(home)?;
     let planned = specs(home, &inv)?;
     let hosts = hosts(&inv);
@@ -83,7 +92,9 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
     };
     // Plan everything first: a refusal anywhere writes nothing anywhere.
     let mut previews = Vec::new();
-    for p in &planned {
+    let total = planned.len();
+    for (i, p) in planned.iter().enumerate() {
+        progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
         let report = install(home, &install_opts(&p.spec, true))?;
         if let (Some(pinned), Some(s)) = (&p.pinned_tree, report.sources.first()) {
             if *pinned != s.tree_hash {
@@ -145,7 +156,8 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
             }
         }
     }
-    for p in &planned {
+    for (i, p) in planned.iter().enumerate() {
+        progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
         // A converged source plans the same again and writes nothing.
         let install = install(home, &install_opts(&p.spec, false))?;
         report.changed |= install.changed;
@@ -161,6 +173,7 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
         ));
     }
     for req in &git_requests {
+        progress.step("git targets");
         let dry = install_git_hooks(
             home,
             &InstallGitHooks {
@@ -178,6 +191,7 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
         report.git.push(g);
     }
     for a in &pruned {
+        progress.step(&format!("pruning source {}", a.key));
         let spec = SourceSpec::Named {
             key: a.key.clone(),
             path: a

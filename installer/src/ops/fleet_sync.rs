@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::apply::{apply, ApplyOptions, ApplyReport};
+use super::apply::{apply_with, ApplyOptions, ApplyReport};
 use crate::error::Result;
 use crate::fleet::inventory::SourceKind;
 use crate::fleet::lock::{lock_path, FleetLock, Pin};
@@ -48,6 +48,15 @@ pub struct PinChange {
 
 /// Fetches, checks out, pins and applies.
 pub fn sync(home: &FableHome, opts: &SyncOptions) -> Result<SyncReport> {
+    sync_with(home, opts, &crate::Silent)
+}
+
+/// [`sync`], telling `progress` as each source is fetched, checked out and applied.
+pub fn sync_with(
+    home: &FableHome,
+    opts: &SyncOptions,
+    progress: &dyn crate::Progress,
+) -> Result<SyncReport> {
     let inv = crate::fleet::load(home)?;
     let lock_file = lock_path(inv.path());
     let old = FleetLock::load(&lock_file)?;
@@ -74,6 +83,7 @@ pub fn sync(home: &FableHome, opts: &SyncOptions) -> Result<SyncReport> {
     // 1. Fetch everything (writes only fable's bare repositories).
     let mut commits = Vec::new();
     for (name, url, reference, _) in &git {
+        progress.step(&format!("fetching source {name} ({url} {reference})"));
         commits.push(checkout::fetch(
             home,
             name,
@@ -90,6 +100,7 @@ pub fn sync(home: &FableHome, opts: &SyncOptions) -> Result<SyncReport> {
             false => Some(InstallLock::acquire(&home.lock_path(), opts.lock_wait)?),
         };
         for ((name, url, reference, subdir), commit) in git.iter().zip(commits) {
+            progress.step(&format!("checking out source {name}"));
             let mut dir = checkout::checkout(home, name, &commit)?;
             if let Some(sub) = subdir {
                 dir.push(sub);
@@ -131,12 +142,13 @@ pub fn sync(home: &FableHome, opts: &SyncOptions) -> Result<SyncReport> {
         }
     };
     // 3. Apply (each step takes the install lock itself).
-    let apply = apply(
+    let apply = apply_with(
         home,
         &ApplyOptions {
             dry_run: false,
             lock_wait: opts.lock_wait,
         },
+        progress,
     )?;
     Ok(SyncReport {
         pins,

@@ -236,6 +236,15 @@ fn probe_target(plan: &ProfilePlan) -> Result<()> {
 /// step ([`super::codex_trust`]) as a step of its own, after the profiles are written. Without
 /// `codex` on PATH a trusting install is refused before anything is written.
 pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
+    install_with(home, opts, &crate::Silent)
+}
+
+/// [`install`], telling `progress` each step as it starts.
+pub fn install_with(
+    home: &FableHome,
+    opts: &InstallOptions,
+    progress: &dyn crate::Progress,
+) -> Result<InstallReport> {
     let trust = !opts.dry_run && (opts.trust_codex || crate::fleet::trust_codex(home)?);
     let codex_selected = trust
         && profiles::filter(profiles::discover(home)?, &opts.hosts, &opts.profile_dirs)
@@ -244,16 +253,22 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
     if codex_selected {
         super::codex_trust::require_codex(home)?;
     }
-    let mut report = converge(home, opts)?;
+    let mut report = converge(home, opts, progress)?;
     if codex_selected {
         let written: Vec<_> = report.plans.iter().map(|p| p.profile.clone()).collect();
+        progress.step("trusting fable's Codex entries");
         report.codex_trust = Some(trust_codex(home, &written, opts.lock_wait)?);
     }
     Ok(report)
 }
 
 /// The install itself, under the install lock.
-fn converge(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
+fn converge(
+    home: &FableHome,
+    opts: &InstallOptions,
+    progress: &dyn crate::Progress,
+) -> Result<InstallReport> {
+    progress.step("reading the source and every profile");
     let preview = plan(home, opts)?;
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);
@@ -272,10 +287,16 @@ fn converge(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
     } else {
         None
     };
+    if planned.needs_sync(home) {
+        progress.step(&format!("syncing source {}", planned.prepared.key));
+    }
     let synced = sync::commit(home, &planned.prepared, planned.damaged)?;
     pause("after-source");
     let mut write_failures = Vec::new();
     for p in &planned.plans {
+        if p.changed() {
+            progress.step(&format!("patching {}", p.profile.path.display()));
+        }
         if let Err(e) = write_plan(home, p) {
             write_failures.push(SkippedProfile::new(&p.profile, &e));
         }
@@ -327,4 +348,31 @@ fn intent(planned: &Plan) -> Intent {
             })
             .collect(),
     }
+}
+
+/// The profiles of a planned install where fable would write its first entries beside hooks
+/// that are not fable's (the CLI confirms such a plan on a terminal). A file that cannot be
+/// read as its host reads it counts as none (planning reports it).
+pub fn first_beside_foreign(home: &FableHome, report: &InstallReport) -> Vec<PathBuf> {
+    report
+        .plans
+        .iter()
+        .filter(|plan| plan.changed())
+        .filter(|plan| {
+            let Some(before) = plan.before.clone() else {
+                return false;
+            };
+            let Ok(doc) = crate::settings::plan::parse_settings(
+                &plan.profile.path,
+                plan.profile.host,
+                Some(before),
+            ) else {
+                return false;
+            };
+            crate::settings::owned::entry_owners(home, &plan.profile, &doc.value).is_ok_and(
+                |owners| !owners.is_empty() && owners.iter().all(|(_, owner)| owner.is_none()),
+            )
+        })
+        .map(|plan| plan.profile.path.clone())
+        .collect()
 }
