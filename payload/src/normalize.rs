@@ -197,6 +197,26 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
     }
 }
 
+/// Cursor's `beforeShellExecution` names no tool and carries its command at the top level
+/// (`{"command": "...", "cwd": "..."}`): it is the shell tool's call (`tool_name: "Shell"`,
+/// Cursor's own name for it, with `tool_input: {command, cwd}`), so that rules reading
+/// `tool_input.command` see it. A payload that names a tool or a tool input is left alone.
+pub fn shell_event(input: &mut Input, m: &Map<String, Value>) {
+    let Some(Value::String(cmd)) = m.get("command") else {
+        return;
+    };
+    if input.tool_name.is_some() || input.tool_name_malformed || !input.tool_input.is_null() {
+        return;
+    }
+    let mut ti = Map::new();
+    ti.insert("command".into(), Value::String(cmd.clone()));
+    if let Some(cwd) = m.get("cwd") {
+        ti.insert("cwd".into(), cwd.clone());
+    }
+    input.tool_name = Some("Shell".into());
+    input.tool_input = Value::Object(ti);
+}
+
 /// The first of `keys` present, when it is a non-empty string.
 fn nonempty(m: &Map<String, Value>, keys: &[&str]) -> Option<String> {
     first(m, keys)
