@@ -59,12 +59,10 @@ pub fn declares_framework(root: &Path) -> Result<bool, RuleError> {
     };
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| RuleError::Unparsed(format!("{}: {e}", path.display())))?;
-    Ok(
-        ["dependencies", "devDependencies", "peerDependencies"]
-            .iter()
-            .filter_map(|k| v.get(k).and_then(Value::as_object))
-            .any(|deps| FRAMEWORKS.iter().any(|f| deps.contains_key(*f))),
-    )
+    Ok(["dependencies", "devDependencies", "peerDependencies"]
+        .iter()
+        .filter_map(|k| v.get(k).and_then(Value::as_object))
+        .any(|deps| FRAMEWORKS.iter().any(|f| deps.contains_key(*f))))
 }
 
 /// Whether `tests/e2e/` of `root` holds a `*.spec.ts` (bounded search; symlinks not followed).

@@ -30,8 +30,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    command, is_patch_path, state_dir, target_paths, tool_kind, workspace, workspace_path,
-    Journal, ToolKind, CURRENT_SCOPE,
+    command, is_patch_path, state_dir, target_paths, tool_kind, workspace, workspace_path, Journal,
+    ToolKind, CURRENT_SCOPE,
 };
 use crate::fs_safety;
 use crate::normalize::Input;

@@ -19,8 +19,7 @@ pub struct RevertOnStop;
 /// Single-quotes `s` for a shell command when it needs it.
 fn quote(s: &str) -> String {
     if !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+@:,".contains(c))
     {
         s.to_owned()

@@ -1,0 +1,784 @@
+//! Table-driven tests of the selector-development rules, in process (seed 003's conditions).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::pipeline::{detect_command, diff_pixels};
+use super::*;
+use crate::normalize::normalize;
+use crate::packs::{run_rules, Decision, PACKS};
+use crate::project::Project;
+use crate::{Event, Host};
+
+const PACK_CONFIG: &str = "packs = [\"selector-development\"]\n";
+const BUTTON: &str =
+    "export function Button() {\n  return <button type=\"button\">Save</button>;\n}\n";
+
+struct Ws {
+    _t: tempfile::TempDir,
+    root: PathBuf,
+    project: Project,
+}
+
+impl Ws {
+    /// A git workspace with the pack enabled, a React `package.json`, one e2e spec and
+    /// `src/Button.tsx`.
+    fn new() -> Ws {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap().join("app");
+        for d in [".git", ".fable", "src", "tests/e2e", STATE_DIR] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join(".fable/config.toml"), PACK_CONFIG).unwrap();
+        std::fs::write(
+            root.join("package.json"),
+            r#"{"dependencies": {"react": "^19"}}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join("tests/e2e/button.spec.ts"), "test()").unwrap();
+        std::fs::write(root.join("src/Button.tsx"), BUTTON).unwrap();
+        let project = Project::new(&root);
+        Ws {
+            _t: t,
+            root,
+            project,
+        }
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn remove(&self, rel: &str) {
+        let p = self.root.join(rel);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    /// Starts scope `s` with an empty receipt (or the steps given).
+    fn scope(&self, steps: Value) {
+        self.write(&format!("{STATE_DIR}/{CURRENT_SCOPE}"), "s\n");
+        self.write(
+            &format!("{STATE_DIR}/s.receipt.json"),
+            &json!({"scope": "s", "steps": steps}).to_string(),
+        );
+    }
+
+    fn receipt(&self) -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(self.root.join(format!("{STATE_DIR}/s.receipt.json")))
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn run(&self, event: Event, payload: Value, env: &[(&str, &str)]) -> Decision {
+        let text = payload
+            .to_string()
+            .replace("{root}", &self.root.display().to_string());
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let input = normalize(v.as_object().unwrap());
+        let config = crate::packs::config::read(&self.project.fable_dir).unwrap();
+        let vars: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let env = move |k: &str| vars.get(k).cloned();
+        let ctx = Ctx {
+            event,
+            host: Host::Claude,
+            input: &input,
+            project: &self.project,
+            config: &config,
+            env: &env,
+            durable: false,
+        };
+        run_rules(PACKS, &ctx)
+    }
+
+    fn pre(&self, payload: Value, env: &[(&str, &str)]) -> String {
+        outcome(&self.run(Event::PreToolUse, payload, env))
+    }
+}
+
+/// "deny:<rule>:<reason>", "advisory:<rule>" or "allow".
+fn outcome(d: &Decision) -> String {
+    match (&d.deny, d.fires.first()) {
+        (Some(_), Some(f)) => format!("deny:{}:{}", f.rule, f.reason),
+        (None, Some(f)) => format!("{}:{}", f.verdict, f.rule),
+        _ => "allow".into(),
+    }
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Value {
+    json!({"tool_name": "Edit", "cwd": "{root}", "session_id": "s1",
+           "tool_input": {"file_path": path, "old_string": old, "new_string": new}})
+}
+
+fn write(path: &str, content: &str) -> Value {
+    json!({"tool_name": "Write", "cwd": "{root}",
+           "tool_input": {"file_path": path, "content": content}})
+}
+
+fn bash(cmd: &str) -> Value {
+    json!({"tool_name": "Bash", "cwd": "{root}", "tool_input": {"command": cmd}})
+}
+
+const ADD: (&str, &str) = ("<button type", "<button data-testid=\"save\" type");
+
+#[test]
+fn path_filters_follow_the_seed() {
+    for (path, frontend, patch) in [
+        ("/src/Button.tsx", true, true),
+        ("/Button.tsx", true, false),
+        ("/x/App.jsx", true, false),
+        ("/src/App.vue", true, true),
+        ("/App.svelte", true, true),
+        ("/public/index.html", true, false),
+        ("/a.htm", true, false),
+        ("/src/util.ts", true, true),
+        ("/app/page.js", true, true),
+        ("/pages/a.ts", true, true),
+        ("/components/a.js", true, true),
+        ("/lib/a.ts", false, true),
+        ("/features/a.tsx", true, true),
+        ("/views/a.js", false, true),
+        ("/utils/a.ts", false, true),
+        ("/util.ts", false, false),
+        ("/src/a.spec.ts", true, false),
+        ("/src/a.test.ts", true, false),
+        ("/src/a.test.tsx", true, false),
+        ("/src/tests/a.ts", true, false),
+        ("/src/__tests__/a.tsx", true, false),
+        ("/src/__mocks__/a.ts", true, false),
+        ("/src/main.rs", false, false),
+        ("/src/style.css", false, false),
+    ] {
+        assert_eq!(is_frontend_source(path), frontend, "{path}");
+        assert_eq!(is_patch_path(path), patch, "{path}");
+    }
+    let root = Path::new("/w");
+    assert_eq!(workspace_path(Some(root), "/w/src/a.ts"), "/src/a.ts");
+    assert_eq!(workspace_path(Some(root), "src/a.ts"), "/src/a.ts");
+    assert_eq!(workspace_path(Some(root), "./src/a.ts"), "/src/a.ts");
+}
+
+#[test]
+fn activation_gate_denies_without_framework_or_specs() {
+    let ws = Ws::new();
+    let p = "{root}/src/Button.tsx";
+    let ok = edit(p, ADD.0, ADD.1);
+    assert_eq!(ws.pre(ok.clone(), &[]), "allow");
+    let gate = "deny:selector-activation-gate";
+    for (setup, want) in [
+        (
+            "no package.json",
+            format!("{gate}:frontend source not present"),
+        ),
+        (
+            "no framework",
+            format!("{gate}:frontend source not present"),
+        ),
+        ("no e2e dir", format!("{gate}:tests not present")),
+        ("no spec", format!("{gate}:tests not present")),
+        (
+            "neither",
+            format!("{gate}:frontend source and tests not present"),
+        ),
+        ("dev dependency", "allow".to_owned()),
+        ("peer dependency", "allow".to_owned()),
+        ("nested spec", "allow".to_owned()),
+        ("unparseable package.json", "allow".to_owned()),
+    ] {
+        let ws = Ws::new();
+        match setup {
+            "no package.json" => ws.remove("package.json"),
+            "no framework" => ws.write("package.json", r#"{"dependencies": {"express": "1"}}"#),
+            "no e2e dir" => ws.remove("tests/e2e"),
+            "no spec" => {
+                ws.remove("tests/e2e/button.spec.ts");
+                ws.write("tests/e2e/notes.ts", "");
+            }
+            "neither" => {
+                ws.remove("package.json");
+                ws.remove("tests");
+            }
+            "dev dependency" => ws.write("package.json", r#"{"devDependencies": {"vue": "3"}}"#),
+            "peer dependency" => ws.write(
+                "package.json",
+                r#"{"peerDependencies": {"@angular/core": "3"}}"#,
+            ),
+            "nested spec" => {
+                ws.remove("tests/e2e/button.spec.ts");
+                ws.write("tests/e2e/flows/login/a.spec.ts", "");
+            }
+            _ => ws.write("package.json", "{not json"),
+        }
+        assert_eq!(ws.pre(ok.clone(), &[]), want, "{setup}");
+    }
+    // Every framework counts; other paths and tools are not the gate's business.
+    for fw in gate::FRAMEWORKS {
+        let ws = Ws::new();
+        ws.write(
+            "package.json",
+            &json!({"dependencies": {*fw: "1"}}).to_string(),
+        );
+        assert_eq!(ws.pre(ok.clone(), &[]), "allow", "{fw}");
+    }
+    let ws = Ws::new();
+    ws.remove("package.json");
+    for payload in [
+        edit("{root}/README.md", "a", "b"),
+        edit("{root}/util.ts", "a", "b"),
+        json!({"tool_name": "Read", "cwd": "{root}", "tool_input": {"file_path": "{root}/src/Button.tsx"}}),
+        bash("cat src/Button.tsx"),
+    ] {
+        assert_eq!(ws.pre(payload.clone(), &[]), "allow", "{payload}");
+    }
+    // A new frontend file is gated too (the gate is about the project, not the edit).
+    assert_eq!(
+        ws.pre(write("{root}/src/New.tsx", "x"), &[]),
+        format!("{gate}:frontend source not present")
+    );
+    let d = ws.run(Event::PreToolUse, write("{root}/src/New.tsx", "x"), &[]);
+    let msg = d.deny.unwrap();
+    assert!(
+        msg.contains("frontend source not present")
+            && msg
+                .contains("requires test work to live in the same project as the frontend source"),
+        "{msg}"
+    );
+    assert_eq!(
+        ws.pre(
+            write("{root}/src/New.tsx", "x"),
+            &[("FABLE_DISABLE_SELECTOR_ACTIVATION_GATE", "1")]
+        ),
+        "allow"
+    );
+}
+
+#[test]
+fn inertness_guard_table() {
+    let ws = Ws::new();
+    let p = "{root}/src/Button.tsx";
+    let guard = "deny:selector-inertness-guard";
+    for (payload, want) in [
+        (edit(p, ADD.0, ADD.1), "allow".to_owned()),
+        (
+            write(p, &BUTTON.replacen(ADD.0, ADD.1, 1)),
+            "allow".to_owned(),
+        ),
+        (
+            edit(p, ADD.0, "<button data-testid=\"save\" id=\"s\" type"),
+            format!("{guard}:edit changes more than one attribute"),
+        ),
+        (
+            edit(p, ">Save<", " data-testid=\"save\">Store<"),
+            format!("{guard}:edit changes code, text or structure"),
+        ),
+        (
+            edit(p, ADD.0, "<button data-testid=\"saveBtn\" type"),
+            format!("{guard}:attribute value is not kebab-case"),
+        ),
+        (
+            edit(p, ADD.0, "<button data-cy=\"save\" type"),
+            format!("{guard}:attribute is not the convention"),
+        ),
+        (
+            edit(p, ADD.0, "<button data-testid={id} type"),
+            format!("{guard}:attribute value is not a string literal"),
+        ),
+        (
+            edit(
+                p,
+                "return <button",
+                "// x\n  return <button data-testid=\"a\"",
+            ),
+            format!("{guard}:edit changes comments"),
+        ),
+        (
+            edit(p, "Save</button>", "Save</button"),
+            format!("{guard}:edit leaves the file unparseable"),
+        ),
+        (
+            edit(p, "return", "return  "),
+            format!("{guard}:edit adds no test attribute"),
+        ),
+        // The tool itself would refuse these: not the guard's call.
+        (edit(p, "no such text", "x"), "allow".to_owned()),
+        (edit(p, "", "x"), "allow".to_owned()),
+        // A new file is not this guard's business.
+        (write("{root}/src/New.tsx", "garbage <"), "allow".to_owned()),
+        // Not frontend source.
+        (edit("{root}/README.md", "a", "b"), "allow".to_owned()),
+    ] {
+        assert_eq!(ws.pre(payload.clone(), &[]), want, "{payload}");
+    }
+    // MultiEdit applies its edits in order; replace_all every occurrence.
+    let multi = json!({"tool_name": "MultiEdit", "cwd": "{root}", "tool_input": {"file_path": p,
+        "edits": [{"old_string": "<button", "new_string": "<button data-testid=\"x\""},
+                  {"old_string": "x\"", "new_string": "save-1\""}]}});
+    assert_eq!(ws.pre(multi, &[]), "allow");
+    ws.write("src/Two.tsx", "const a = <><i>a</i><i>a</i></>;\n");
+    let all = json!({"tool_name": "Edit", "cwd": "{root}", "tool_input": {"file_path": "{root}/src/Two.tsx",
+        "old_string": "<i>", "new_string": "<i data-testid=\"i\">", "replace_all": true}});
+    assert_eq!(
+        ws.pre(all, &[]),
+        format!("{guard}:edit changes more than one element")
+    );
+    // Gemini's `replace` and `write_file` are the same edits.
+    let gemini = json!({"tool_name": "replace", "cwd": "{root}", "tool_input": {"file_path": p,
+        "old_string": ADD.0, "new_string": "<button data-qa=\"save\" type"}});
+    assert_eq!(
+        ws.pre(gemini.clone(), &[]),
+        format!("{guard}:attribute is not the convention")
+    );
+    // The cached convention, and the override in test mode only.
+    ws.write(&format!("{STATE_DIR}/{DETECTED_CONVENTION}"), "data-qa\n");
+    assert_eq!(ws.pre(gemini.clone(), &[]), "allow");
+    ws.write(&format!("{STATE_DIR}/{DETECTED_CONVENTION}"), "bogus\n");
+    assert_eq!(
+        ws.pre(gemini.clone(), &[]),
+        format!("{guard}:attribute is not the convention"),
+        "an unknown cached convention is the default"
+    );
+    let over = [("CONVENTION_OVERRIDE", "data-qa")];
+    assert_eq!(
+        ws.pre(gemini.clone(), &over),
+        format!("{guard}:attribute is not the convention"),
+        "ignored outside test mode"
+    );
+    let test_over = [
+        ("CONVENTION_OVERRIDE", "data-qa"),
+        ("FABLE_SELECTOR_TEST_MODE", "1"),
+    ];
+    assert_eq!(ws.pre(gemini.clone(), &test_over), "allow");
+    let bad = edit(p, ADD.0, "<button data-cy=\"save\" type");
+    assert_eq!(
+        ws.pre(
+            bad.clone(),
+            &[("FABLE_DISABLE_SELECTOR_INERTNESS_GUARD", "1")]
+        ),
+        "allow"
+    );
+    // Templates.
+    ws.write(
+        "src/Card.vue",
+        "<template><div class=\"c\"><p>{{ t }}</p></div></template>\n",
+    );
+    let vue = "{root}/src/Card.vue";
+    assert_eq!(
+        ws.pre(edit(vue, "<p>", "<p data-testid=\"card-title\">"), &[]),
+        "allow"
+    );
+    assert_eq!(
+        ws.pre(edit(vue, "<p>", "<p data-testid=\"t\" class=\"x\">"), &[]),
+        format!("{guard}:edit changes more than one attribute")
+    );
+    // Fails open on a file that does not parse before the edit, and on a symlinked target.
+    ws.write("src/Broken.tsx", "export const = ;\n");
+    assert_eq!(
+        ws.pre(edit("{root}/src/Broken.tsx", "export", "export "), &[]),
+        "allow"
+    );
+    let d = ws.run(
+        Event::PreToolUse,
+        edit("{root}/src/Broken.tsx", "export", "export "),
+        &[],
+    );
+    assert_eq!(d.errors.len(), 1, "{:?}", d.errors);
+    std::os::unix::fs::symlink(ws.root.join("src/Button.tsx"), ws.root.join("src/Link.tsx"))
+        .unwrap();
+    assert_eq!(
+        ws.pre(edit("{root}/src/Link.tsx", "Save", "Store"), &[]),
+        "allow"
+    );
+}
+
+#[test]
+fn step_signatures() {
+    for (cmd, step) in [
+        (
+            "npx playwright-cli --session a screenshot tests/e2e/before/home.png",
+            Some(1),
+        ),
+        ("playwright-cli  screenshot x/before/a.png", Some(1)),
+        ("playwright-cli screenshot x/before/a.png", None),
+        ("npm run typecheck", Some(3)),
+        ("npx tsc -p .", Some(3)),
+        ("tsc --noEmit", Some(3)),
+        ("npm test", Some(4)),
+        ("npm run test -- --run", Some(4)),
+        ("npx vitest run", Some(4)),
+        ("npx jest src", Some(4)),
+        ("npx playwright test && npm test", Some(5)),
+        ("npx playwright test tests/e2e/a.spec.ts", Some(5)),
+        ("npx playwright-cli test", None),
+        (
+            "npx playwright-cli open http://x screenshot out/after/a.png",
+            Some(6),
+        ),
+        ("node hooks/lib/visual-diff.js before after", Some(7)),
+        ("node visual-diff.js", None),
+        ("git add -A && git commit -m 'selectors'", Some(8)),
+        ("git status", None),
+        ("ls", None),
+    ] {
+        assert_eq!(detect_command(cmd), step, "{cmd}");
+    }
+    for (text, px) in [
+        ("diff_pixels: 0", Some(0)),
+        ("{\"diff_pixels\": 12}", Some(12)),
+        ("diff_pixels=3\ndone", Some(3)),
+        ("nothing", None),
+    ] {
+        assert_eq!(diff_pixels(text), px, "{text}");
+    }
+}
+
+#[test]
+fn stepper_silent_allows_and_predecessors() {
+    let ws = Ws::new();
+    let commit = bash("git commit -m x");
+    // No scope, no receipt, invalid receipt, undetected step, other tools: silent.
+    assert_eq!(ws.pre(commit.clone(), &[]), "allow", "no .current-scope");
+    ws.write(&format!("{STATE_DIR}/{CURRENT_SCOPE}"), "s\n");
+    assert_eq!(ws.pre(commit.clone(), &[]), "allow", "no receipt");
+    ws.write(&format!("{STATE_DIR}/s.receipt.json"), "{not json");
+    assert_eq!(ws.pre(commit.clone(), &[]), "allow", "invalid receipt");
+    ws.scope(json!([]));
+    assert_eq!(ws.pre(bash("ls"), &[]), "allow", "undetected");
+    assert_eq!(
+        ws.pre(
+            json!({"tool_name": "Read", "cwd": "{root}", "tool_input": {"file_path": "x"}}),
+            &[]
+        ),
+        "allow"
+    );
+    let pass = |n: &str| json!({"name": n, "status": "pass", "ts": "t"});
+    let step_call = |i: usize| -> Value {
+        match i {
+            1 => bash("playwright-cli -s a screenshot t/before/a.png"),
+            2 => edit("{root}/src/Button.tsx", ADD.0, ADD.1),
+            3 => bash("npm run typecheck"),
+            4 => bash("npm test"),
+            5 => bash("npx playwright test"),
+            6 => bash("playwright-cli -s a screenshot t/after/a.png"),
+            7 => bash("node hooks/lib/visual-diff.js"),
+            _ => bash("git commit -m x"),
+        }
+    };
+    let test_mode = [
+        ("FABLE_SELECTOR_TEST_MODE", "1"),
+        ("FAKE_STAGED_HASH", "h1"),
+    ];
+    for i in 1..=8 {
+        // Every step but the first is denied with an empty journal, naming its predecessor.
+        ws.scope(json!([]));
+        let d = ws.run(Event::PreToolUse, step_call(i), &test_mode);
+        if i == 1 {
+            assert!(d.deny.is_none());
+        } else {
+            let msg = d.deny.clone().unwrap_or_default();
+            let pred = pipeline::STEPS[i - 2];
+            assert!(msg.contains(pred) && msg.contains("scope s"), "{i}: {msg}");
+            assert_eq!(
+                outcome(&d),
+                "deny:selector-pipeline-stepper:predecessor step missing"
+            );
+        }
+        // With its predecessor passed it is allowed.
+        let mut steps: Vec<Value> = pipeline::STEPS[..i - 1].iter().map(|n| pass(n)).collect();
+        ws.scope(json!(steps.clone()));
+        let mut r = ws.receipt();
+        r["git_diff_hash"] = json!("h1");
+        ws.write(&format!("{STATE_DIR}/s.receipt.json"), &r.to_string());
+        assert_eq!(ws.pre(step_call(i), &test_mode), "allow", "step {i}");
+        // Any failed step denies every later step.
+        if i > 1 {
+            steps.push(json!({"name": "typecheck", "status": "fail", "ts": "t"}));
+            ws.scope(json!(steps));
+            assert_eq!(
+                ws.pre(step_call(i), &test_mode),
+                "deny:selector-pipeline-stepper:a journalled step failed",
+                "step {i}"
+            );
+        }
+    }
+    // Commit needs the staged diff recorded at step 2.
+    let all7: Vec<Value> = pipeline::STEPS[..7].iter().map(|n| pass(n)).collect();
+    ws.scope(json!(all7));
+    let mut r = ws.receipt();
+    r["git_diff_hash"] = json!("h1");
+    ws.write(&format!("{STATE_DIR}/s.receipt.json"), &r.to_string());
+    let other = [
+        ("FABLE_SELECTOR_TEST_MODE", "1"),
+        ("FAKE_STAGED_HASH", "h2"),
+    ];
+    assert_eq!(
+        ws.pre(commit.clone(), &other),
+        "deny:selector-pipeline-stepper:staged diff differs from the patch"
+    );
+    assert_eq!(ws.pre(commit.clone(), &test_mode), "allow");
+    assert_eq!(
+        ws.pre(
+            commit.clone(),
+            &[
+                ("FABLE_DISABLE_SELECTOR_PIPELINE_STEPPER", "1"),
+                ("FAKE_STAGED_HASH", "h2"),
+                ("FABLE_SELECTOR_TEST_MODE", "1")
+            ]
+        ),
+        "allow"
+    );
+}
+
+fn post(ws: &Ws, mut payload: Value, response: Value, env: &[(&str, &str)]) {
+    payload["tool_response"] = response;
+    let d = ws.run(Event::PostToolUse, payload, env);
+    assert!(d.deny.is_none() && d.errors.is_empty(), "{:?}", d.errors);
+}
+
+#[test]
+fn stepper_records_steps_and_archives_on_commit() {
+    let ws = Ws::new();
+    ws.scope(json!([]));
+    let env = [
+        ("FABLE_SELECTOR_TEST_MODE", "1"),
+        ("FAKE_STAGED_HASH", "abc"),
+    ];
+    let ok = json!({"stdout": "", "stderr": "", "interrupted": false});
+    post(
+        &ws,
+        bash("playwright-cli -s a screenshot t/before/a.png"),
+        ok.clone(),
+        &env,
+    );
+    post(
+        &ws,
+        edit("{root}/src/Button.tsx", ADD.0, ADD.1),
+        json!({"filePath": "x"}),
+        &env,
+    );
+    let r = ws.receipt();
+    assert_eq!(r["steps"][0]["name"], "before_snapshot");
+    assert_eq!(r["steps"][0]["status"], "pass");
+    assert!(r["steps"][0]["ts"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(r["steps"][1]["name"], "patch_applied");
+    let file = ws.root.join("src/Button.tsx").display().to_string();
+    assert_eq!(r["steps"][1]["files"], json!([file]));
+    assert_eq!(r["files"], json!([file]));
+    assert_eq!(r["git_diff_hash"], "abc");
+    // A failing command is recorded as a fail; so is PostToolUseFailure.
+    post(
+        &ws,
+        bash("npm run typecheck"),
+        json!({"exit_code": 2}),
+        &env,
+    );
+    assert_eq!(ws.receipt()["steps"][2]["status"], "fail");
+    let d = ws.run(Event::PostToolUseFailure, bash("npm test"), &env);
+    assert!(d.errors.is_empty());
+    assert_eq!(ws.receipt()["steps"][3]["status"], "fail");
+    // Visual diff: diff_pixels > 0 is a fail even with exit 0.
+    post(
+        &ws,
+        bash("node x/visual-diff.js"),
+        json!({"stdout": "diff_pixels: 4"}),
+        &env,
+    );
+    let r = ws.receipt();
+    assert_eq!(r["steps"][4]["diff_pixels"], 4);
+    assert_eq!(r["steps"][4]["status"], "fail");
+    post(
+        &ws,
+        bash("node x/visual-diff.js"),
+        json!({"stdout": "diff_pixels: 0"}),
+        &env,
+    );
+    assert_eq!(ws.receipt()["steps"][5]["status"], "pass");
+    // A failed commit is journalled and archives nothing.
+    post(&ws, bash("git commit -m x"), json!({"exit_code": 1}), &env);
+    assert!(ws.root.join(STATE_DIR).join(CURRENT_SCOPE).exists());
+    // A passing commit archives the receipt and ends the scope.
+    post(&ws, bash("git commit -m x"), ok, &env);
+    let dir = ws.root.join(STATE_DIR);
+    assert!(!dir.join(CURRENT_SCOPE).exists());
+    assert!(!dir.join("s.receipt.json").exists());
+    let archived: Vec<_> = std::fs::read_dir(dir.join("archive"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(archived.len(), 1);
+    assert!(
+        archived[0].starts_with("s.") && archived[0].ends_with(".receipt.json"),
+        "{archived:?}"
+    );
+    let a: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("archive").join(&archived[0])).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        a["steps"].as_array().unwrap().last().unwrap()["name"],
+        "commit"
+    );
+    // No scope: nothing recorded, nothing created.
+    post(&ws, bash("npm test"), json!({}), &env);
+    assert!(!dir.join("s.receipt.json").exists());
+    // No leftover temp files.
+    let tmp = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .count();
+    assert_eq!(tmp, 0);
+}
+
+#[test]
+fn revert_on_stop_warns_until_visual_diff() {
+    let ws = Ws::new();
+    let stop = json!({"cwd": "{root}", "session_id": "s1", "hook_event_name": "Stop"});
+    let run = |ws: &Ws| ws.run(Event::Stop, stop.clone(), &[]);
+    assert_eq!(outcome(&run(&ws)), "allow", "no scope");
+    let pass = |n: &str| json!({"name": n, "status": "pass", "ts": "t"});
+    for (steps, warn) in [
+        (json!([]), true),
+        (json!([pass("before_snapshot")]), true),
+        (
+            json!([
+                pass("before_snapshot"),
+                pass("patch_applied"),
+                pass("typecheck")
+            ]),
+            true,
+        ),
+        (json!([pass("visual_diff")]), false),
+        (json!([pass("commit")]), false),
+        (
+            json!([pass("visual_diff"), {"name": "commit", "status": "fail", "ts": "t"}]),
+            false,
+        ),
+    ] {
+        ws.scope(steps.clone());
+        let mut r = ws.receipt();
+        r["files"] = json!(["src/Button.tsx", "src/a b.tsx"]);
+        ws.write(&format!("{STATE_DIR}/s.receipt.json"), &r.to_string());
+        let d = run(&ws);
+        assert_eq!(
+            outcome(&d),
+            if warn {
+                "advisory:selector-revert-on-stop"
+            } else {
+                "allow"
+            },
+            "{steps}"
+        );
+        if warn {
+            let msg = &d.advice[0];
+            assert!(
+                msg.contains("scope s")
+                    && msg.contains("git checkout -- src/Button.tsx 'src/a b.tsx'")
+                    && msg.contains(".current-scope")
+                    && msg.contains("s.receipt.json"),
+                "{msg}"
+            );
+            let last = steps
+                .as_array()
+                .unwrap()
+                .last()
+                .map(|s| s["name"].as_str().unwrap());
+            assert!(msg.contains(last.unwrap_or("no step passed")), "{msg}");
+        }
+    }
+    ws.scope(json!([]));
+    let d = ws.run(
+        Event::Stop,
+        stop.clone(),
+        &[("FABLE_DISABLE_SELECTOR_REVERT_ON_STOP", "1")],
+    );
+    assert_eq!(outcome(&d), "allow");
+}
+
+#[test]
+fn workspace_root_resolution() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.root.join("src/deep")).unwrap();
+    // From a subdirectory, the git top level is the root: the e2e specs are found there.
+    ws.remove("package.json");
+    let sub = json!({"tool_name": "Write", "cwd": ws.root.join("src/deep"),
+                     "tool_input": {"file_path": "x.tsx", "content": "x"}});
+    assert_eq!(
+        ws.pre(sub.clone(), &[]),
+        "deny:selector-activation-gate:frontend source not present"
+    );
+    // WORKSPACE_ROOT wins.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        other.path().join("package.json"),
+        r#"{"dependencies": {"lit": "1"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(other.path().join("tests/e2e")).unwrap();
+    std::fs::write(other.path().join("tests/e2e/a.spec.ts"), "").unwrap();
+    let root = other.path().display().to_string();
+    assert_eq!(ws.pre(sub.clone(), &[("WORKSPACE_ROOT", &root)]), "allow");
+    // Without a .git anywhere, there is no top level: the call's directory is the root.
+    let bare = tempfile::tempdir().unwrap();
+    assert_eq!(workspace::git_top_level(bare.path()), None);
+}
+
+#[test]
+fn staged_hash_is_sha256_of_git_diff_cached() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(ok.status.success(), "{args:?}");
+        ok.stdout
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+    git(&["add", "a.txt"]);
+    let out = git(&["diff", "--cached"]);
+    let want: String = <sha2::Sha256 as sha2::Digest>::digest(&out)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let got = workspace::git_diff_cached_hash(dir, workspace::GIT_DEADLINE).unwrap();
+    assert_eq!(got, want);
+    // Outside a repository git fails: an error (the rule fails open).
+    let none = tempfile::tempdir().unwrap();
+    assert!(workspace::git_diff_cached_hash(none.path(), workspace::GIT_DEADLINE).is_err());
+}
+
+#[test]
+fn rules_are_candidates_only_for_their_calls() {
+    let i = |v: Value| normalize(v.as_object().unwrap());
+    let frontend = i(edit("/w/src/a.tsx", "a", "b"));
+    let rust = i(edit("/w/src/a.rs", "a", "b"));
+    let ls = i(bash("ls"));
+    let gate = gate::ActivationGate;
+    let guard = inertness::InertnessGuard;
+    let step = pipeline::Stepper(pipeline::Phase::Pre);
+    assert!(gate.candidate(&frontend) && guard.candidate(&frontend) && step.candidate(&frontend));
+    for other in [&rust, &ls] {
+        assert!(!gate.candidate(other) && !guard.candidate(other) && !step.candidate(other));
+    }
+    assert!(step.candidate(&i(bash("npm test"))));
+    assert!(!crate::packs::candidate(PACKS, Event::PreToolUse, &rust));
+}

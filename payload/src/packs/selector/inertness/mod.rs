@@ -103,8 +103,7 @@ pub fn is_kebab(v: &str) -> bool {
     !v.is_empty()
         && v.split('-').all(|w| {
             !w.is_empty()
-                && w
-                    .chars()
+                && w.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         })
 }
@@ -123,6 +122,19 @@ pub fn check_attribute(name: &str, value: Option<&str>, convention: &str) -> Opt
         Some(v) if !is_kebab(v) => Some(Reason::NotKebab(v.to_owned())),
         Some(_) => None,
     }
+}
+
+/// The index in `after` of the one item inserted into `before`, if that is the only difference.
+pub fn lone_insert<T: PartialEq>(before: &[T], after: &[T]) -> Option<usize> {
+    if after.len() != before.len() + 1 {
+        return None;
+    }
+    let i = before
+        .iter()
+        .zip(after)
+        .position(|(x, y)| x != y)
+        .unwrap_or(before.len());
+    (after[i + 1..] == before[i..]).then_some(i)
 }
 
 /// Which comparison a file gets.
@@ -176,8 +188,14 @@ fn replace(text: &str, old: &str, new: &str, all: bool) -> Option<String> {
 }
 
 fn one_edit(text: &str, e: &Value) -> Option<String> {
-    let old = e.get("old_string").or_else(|| e.get("oldString"))?.as_str()?;
-    let new = e.get("new_string").or_else(|| e.get("newString"))?.as_str()?;
+    let old = e
+        .get("old_string")
+        .or_else(|| e.get("oldString"))?
+        .as_str()?;
+    let new = e
+        .get("new_string")
+        .or_else(|| e.get("newString"))?
+        .as_str()?;
     let all = e.get("replace_all").and_then(Value::as_bool) == Some(true)
         || e.get("expected_replacements")
             .and_then(Value::as_u64)

@@ -15,7 +15,7 @@ use oxc_ast_visit::{walk, walk_mut, Visit, VisitMut};
 use oxc_parser::Parser;
 use oxc_span::{ContentEq, GetSpan, SourceType};
 
-use super::{check_attribute, Reason};
+use super::{check_attribute, lone_insert, Reason};
 use crate::packs::RuleError;
 
 /// One attribute as seen for alignment: its name and the source of its value.
@@ -115,10 +115,7 @@ fn comments(source: &str, list: &[Comment]) -> Vec<(bool, String)> {
             let text = source
                 .get(c.span.start as usize..c.span.end as usize)
                 .unwrap_or("");
-            (
-                c.kind == oxc_ast::ast::CommentKind::Block,
-                text.to_owned(),
-            )
+            (c.kind == oxc_ast::ast::CommentKind::Block, text.to_owned())
         })
         .collect()
 }
@@ -130,19 +127,6 @@ fn openings(source: &str, program: &Program<'_>) -> Vec<Vec<AttrPrint>> {
     };
     o.visit_program(program);
     o.list
-}
-
-/// The index of the one attribute inserted into `before` to give `after`, if that is all.
-fn inserted(before: &[AttrPrint], after: &[AttrPrint]) -> Option<usize> {
-    if after.len() != before.len() + 1 {
-        return None;
-    }
-    let i = before
-        .iter()
-        .zip(after)
-        .position(|(b, a)| b != a)
-        .unwrap_or(before.len());
-    (after[i + 1..] == before[i..]).then_some(i)
 }
 
 /// `Ok(None)` when `after` is `before` with one convention attribute added, else the reason;
@@ -168,7 +152,8 @@ pub fn compare(
     }
     let ob = openings(before, &b.program);
     let oa = openings(after, &a.program);
-    let same_comments = comments(before, &b.program.comments) == comments(after, &a.program.comments);
+    let same_comments =
+        comments(before, &b.program.comments) == comments(after, &a.program.comments);
     if ob.len() != oa.len() {
         return Ok(Some(Reason::Elements));
     }
@@ -190,7 +175,7 @@ pub fn compare(
     if ob[k][0] != oa[k][0] {
         return Ok(Some(Reason::Elements));
     }
-    let Some(j) = inserted(&ob[k], &oa[k]) else {
+    let Some(j) = lone_insert(&ob[k], &oa[k]) else {
         return Ok(Some(Reason::Attributes));
     };
     let added = oa[k][j].clone();
@@ -238,7 +223,10 @@ mod tests {
                 None,
             ),
             (
-                with("type=\"button\" onClick={() => go()}>", "type=\"button\" onClick={() => go()} data-testid='save'>"),
+                with(
+                    "type=\"button\" onClick={() => go()}>",
+                    "type=\"button\" onClick={() => go()} data-testid='save'>",
+                ),
                 None,
             ),
             (with("<span>", "<span data-testid=\"label-2\">"), None),
@@ -277,8 +265,11 @@ mod tests {
                 Some(Reason::Comments),
             ),
             (
-                with("// Renders the button.", "// Renders a button.")
-                    .replacen("<span>", "<span data-testid=\"s\">", 1),
+                with("// Renders the button.", "// Renders a button.").replacen(
+                    "<span>",
+                    "<span data-testid=\"s\">",
+                    1,
+                ),
                 Some(Reason::Comments),
             ),
             (
@@ -286,7 +277,10 @@ mod tests {
                 Some(Reason::Attributes),
             ),
             (with("go()", "stop()"), Some(Reason::Attributes)),
-            (with("return (", "go();\n  return ("), Some(Reason::Structure)),
+            (
+                with("return (", "go();\n  return ("),
+                Some(Reason::Structure),
+            ),
             (BASE.to_owned(), Some(Reason::NoAttribute)),
             (with("</div>", "</div"), Some(Reason::Unparsed)),
         ] {
@@ -298,7 +292,11 @@ mod tests {
     fn moved_and_added_elements_are_not_inert() {
         // The span moved inside the button: same openings in the same order, other structure.
         let moved = BASE
-            .replacen("{label}</button>\n      <span>Save</span>", "{label}<span>Save</span></button>", 1)
+            .replacen(
+                "{label}</button>\n      <span>Save</span>",
+                "{label}<span>Save</span></button>",
+                1,
+            )
             .replacen("<span>", "<span data-testid=\"s\">", 1);
         assert_eq!(verdict(&moved), Some(Reason::Structure));
         // Two siblings swapped: two elements change.
@@ -310,7 +308,13 @@ mod tests {
         );
         let added = "const a = <div><b>x</b><b data-testid=\"x\">x</b></div>;";
         assert_eq!(
-            compare("jsx", "const a = <div><b>x</b></div>;", added, "data-testid").unwrap(),
+            compare(
+                "jsx",
+                "const a = <div><b>x</b></div>;",
+                added,
+                "data-testid"
+            )
+            .unwrap(),
             Some(Reason::Elements)
         );
     }
@@ -328,7 +332,13 @@ mod tests {
         assert!(compare("tsx", "const = ;", after, "data-qa").is_err());
         // A TypeScript file has no elements: any change adds no attribute.
         assert_eq!(
-            compare("ts", "export const x = 1;\n", "export const x = 2;\n", "data-qa").unwrap(),
+            compare(
+                "ts",
+                "export const x = 1;\n",
+                "export const x = 2;\n",
+                "data-qa"
+            )
+            .unwrap(),
             Some(Reason::Structure)
         );
     }

@@ -11,14 +11,17 @@
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{Span, Tokenizer};
 
-use super::{check_attribute, Reason};
+use super::{check_attribute, lone_insert, Reason};
 use crate::packs::RuleError;
 
 /// One token of a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Tok {
     Open(Vec<u8>),
-    Attr { name: Vec<u8>, value: Option<Vec<u8>> },
+    Attr {
+        name: Vec<u8>,
+        value: Option<Vec<u8>>,
+    },
     Close(bool),
     End(Vec<u8>),
     Text(Vec<u8>),
@@ -27,8 +30,8 @@ enum Tok {
 }
 
 fn tokens(source: &str) -> Vec<Tok> {
-    let mut emitter = CallbackEmitter::new(
-        |event: CallbackEvent<'_>, _span: Span<()>| -> Option<Tok> {
+    let mut emitter =
+        CallbackEmitter::new(|event: CallbackEvent<'_>, _span: Span<()>| -> Option<Tok> {
             Some(match event {
                 CallbackEvent::OpenStartTag { name } => Tok::Open(name.to_vec()),
                 CallbackEvent::AttributeName { name } => Tok::Attr {
@@ -47,8 +50,7 @@ fn tokens(source: &str) -> Vec<Tok> {
                 CallbackEvent::Doctype { name, .. } => Tok::Doctype(name.to_vec()),
                 CallbackEvent::Error(_) => return None,
             })
-        },
-    );
+        });
     emitter.naively_switch_states(true);
     let mut out: Vec<Tok> = Vec::new();
     for tok in Tokenizer::new_with_emitter(source, emitter).flatten() {
@@ -103,7 +105,8 @@ fn classify(before: &[Tok], after: &[Tok]) -> Reason {
         };
     }
     let is_comment = |t: &Tok| matches!(t, Tok::Comment(_));
-    if without(before, is_comment) == without(after, is_comment) {
+    let (b, a) = (without(before, is_comment), without(after, is_comment));
+    if b == a || lone_insert(&b, &a).is_some() {
         return Reason::Comments;
     }
     let tags = |toks: &[Tok]| -> Vec<Tok> {
@@ -123,16 +126,10 @@ fn classify(before: &[Tok], after: &[Tok]) -> Reason {
 /// The tokenizer recovers from any input, so this never fails.
 pub fn compare(before: &str, after: &str, convention: &str) -> Result<Option<Reason>, RuleError> {
     let (b, a) = (tokens(before), tokens(after));
-    let i = b
-        .iter()
-        .zip(&a)
-        .position(|(x, y)| x != y)
-        .unwrap_or(b.len().min(a.len()));
-    if i == b.len() && a.len() == b.len() {
+    if a == b {
         return Ok(Some(Reason::NoAttribute));
     }
-    let lone_insert = a.len() == b.len() + 1 && a[i + 1..] == b[i..];
-    let Some(Tok::Attr { name, value }) = a.get(i).filter(|_| lone_insert) else {
+    let Some(Tok::Attr { name, value }) = lone_insert(&b, &a).map(|i| &a[i]) else {
         return Ok(Some(classify(&b, &a)));
     };
     let name = String::from_utf8_lossy(name);
@@ -155,14 +152,26 @@ mod tests {
     fn templates_accept_one_convention_attribute_only() {
         let with = |from: &str, to: &str| VUE.replacen(from, to, 1);
         for (after, want) in [
-            (with("<button @click", "<button data-testid=\"save\" @click"), None),
-            (with("<h1 :title=\"t\">", "<h1 :title=\"t\" data-testid=title-1>"), None),
             (
-                with("<button @click", "<button data-testid=\"save\" id=\"x\" @click"),
+                with("<button @click", "<button data-testid=\"save\" @click"),
+                None,
+            ),
+            (
+                with("<h1 :title=\"t\">", "<h1 :title=\"t\" data-testid=title-1>"),
+                None,
+            ),
+            (
+                with(
+                    "<button @click",
+                    "<button data-testid=\"save\" id=\"x\" @click",
+                ),
                 Some(Reason::Attributes),
             ),
             (
-                with("<button @click=\"save\">Save", "<button data-testid=\"save\" @click=\"save\">Store"),
+                with(
+                    "<button @click=\"save\">Save",
+                    "<button data-testid=\"save\" @click=\"save\">Store",
+                ),
                 Some(Reason::Structure),
             ),
             (
@@ -181,18 +190,28 @@ mod tests {
                 Some(Reason::NotLiteral),
             ),
             (
-                with("<!-- the title -->", "<!-- a title -->")
-                    .replacen("<button @click", "<button data-testid=\"save\" @click", 1),
+                with("<!-- the title -->", "<!-- a title -->").replacen(
+                    "<button @click",
+                    "<button data-testid=\"save\" @click",
+                    1,
+                ),
                 Some(Reason::Comments),
             ),
             (
-                with("const a = 1", "const a = 2")
-                    .replacen("<button @click", "<button data-testid=\"save\" @click", 1),
+                with("const a = 1", "const a = 2").replacen(
+                    "<button @click",
+                    "<button data-testid=\"save\" @click",
+                    1,
+                ),
                 Some(Reason::Structure),
             ),
             (VUE.to_owned(), Some(Reason::NoAttribute)),
         ] {
-            assert_eq!(compare(VUE, &after, "data-testid").unwrap(), want, "{after}");
+            assert_eq!(
+                compare(VUE, &after, "data-testid").unwrap(),
+                want,
+                "{after}"
+            );
         }
     }
 
@@ -200,16 +219,32 @@ mod tests {
     fn moved_elements_and_svelte_expressions() {
         let before = "<ul><li>a</li><li>b</li></ul>";
         let moved = "<ul><li data-cy=\"b\">b</li><li>a</li></ul>";
-        assert_eq!(compare(before, moved, "data-cy").unwrap(), Some(Reason::Structure));
+        assert_eq!(
+            compare(before, moved, "data-cy").unwrap(),
+            Some(Reason::Structure)
+        );
         let nested = "<ul><li data-cy=\"a\">a<li>b</li></li></ul>";
-        assert_eq!(compare(before, nested, "data-cy").unwrap(), Some(Reason::Elements));
+        assert_eq!(
+            compare(before, nested, "data-cy").unwrap(),
+            Some(Reason::Elements)
+        );
         let svelte = "<button on:click={go}>Go</button>";
         assert_eq!(
-            compare(svelte, "<button data-cy={id} on:click={go}>Go</button>", "data-cy").unwrap(),
+            compare(
+                svelte,
+                "<button data-cy={id} on:click={go}>Go</button>",
+                "data-cy"
+            )
+            .unwrap(),
             Some(Reason::NotLiteral)
         );
         assert_eq!(
-            compare(svelte, "<button data-cy=\"go\" on:click={go}>Go</button>", "data-cy").unwrap(),
+            compare(
+                svelte,
+                "<button data-cy=\"go\" on:click={go}>Go</button>",
+                "data-cy"
+            )
+            .unwrap(),
             None
         );
     }
