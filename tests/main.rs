@@ -15,6 +15,7 @@ mod new_hosts;
 mod nudge;
 mod ownership;
 mod packs;
+mod packs_selector;
 mod plugin_corpus;
 mod plugins;
 mod real_clients;

@@ -318,6 +318,30 @@ mod tests {
     }
 
     #[test]
+    fn cursor_before_shell_execution_is_the_shell_tool() {
+        let raw = obj(json!({"conversation_id": "c", "hook_event_name": "beforeShellExecution",
+                             "command": "rm -rf $B/x", "cwd": "/p"}));
+        let mut i = normalize(&raw);
+        assert_eq!(i.tool_name, None);
+        shell_event(&mut i, &raw);
+        assert_eq!(i.tool_name.as_deref(), Some("Shell"));
+        assert_eq!(i.tool_input, json!({"command": "rm -rf $B/x", "cwd": "/p"}));
+        // A payload naming its tool, or without a command string, is left alone.
+        for v in [
+            json!({"tool_name": "Shell", "tool_input": {"command": "ls"}, "command": "rm $x"}),
+            json!({"tool_input": {"command": "ls"}, "command": "rm $x"}),
+            json!({"command": ["rm", "$x"]}),
+            json!({}),
+        ] {
+            let raw = obj(v.clone());
+            let mut i = normalize(&raw);
+            let before = (i.tool_name.clone(), i.tool_input.clone());
+            shell_event(&mut i, &raw);
+            assert_eq!((i.tool_name, i.tool_input), before, "{v}");
+        }
+    }
+
+    #[test]
     fn cursor_payloads_are_recognised() {
         assert!(is_cursor_payload(&obj(json!({"conversation_id": "c"}))));
         assert!(is_cursor_payload(&obj(json!({"cursor_version": "3.1"}))));

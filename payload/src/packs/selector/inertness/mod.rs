@@ -85,7 +85,7 @@ impl Reason {
             Reason::NoAttribute => "it adds no test attribute".into(),
             Reason::Elements => "it adds, removes, moves or changes more than one element".into(),
             Reason::Attributes => {
-                "the element changes by more than gaining exactly one attribute".into()
+                "it changes more than one attribute (the element may only gain one)".into()
             }
             Reason::Structure => "it changes code, text or structure besides the attribute".into(),
             Reason::Comments => "it changes comments".into(),
