@@ -319,8 +319,10 @@ mod tests {
 
     #[test]
     fn cursor_before_shell_execution_is_the_shell_tool() {
-        let raw = obj(json!({"conversation_id": "c", "hook_event_name": "beforeShellExecution",
-                             "command": "rm -rf $B/x", "cwd": "/p"}));
+        let raw = obj(
+            json!({"conversation_id": "c", "hook_event_name": "beforeShellExecution",
+                             "command": "rm -rf $B/x", "cwd": "/p"}),
+        );
         let mut i = normalize(&raw);
         assert_eq!(i.tool_name, None);
         shell_event(&mut i, &raw);
