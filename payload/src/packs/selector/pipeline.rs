@@ -251,8 +251,20 @@ pub fn record(
                 }
             }
         }
-        let hash = workspace::staged_hash(ctx, root)?;
-        receipt.insert("git_diff_hash".into(), json!(hash));
+    }
+    // Without a hash the step is still journalled (the commit step then finds none recorded
+    // and is denied); the error is reported once the receipt is written.
+    let mut hash_error = None;
+    if pass && step == 2 {
+        match workspace::staged_hash(ctx, root) {
+            Ok(hash) => {
+                receipt.insert("git_diff_hash".into(), json!(hash));
+            }
+            Err(e) => {
+                receipt.remove("git_diff_hash");
+                hash_error = Some(e);
+            }
+        }
     }
     let steps = receipt
         .entry("steps")
@@ -276,7 +288,7 @@ pub fn record(
     } else {
         fs_safety::write_atomic(&path, text.as_bytes(), ctx.durable)?;
     }
-    Ok(())
+    hash_error.map_or(Ok(()), Err)
 }
 
 fn remove(path: &std::path::Path) -> Result<(), RuleError> {

@@ -782,3 +782,20 @@ fn rules_are_candidates_only_for_their_calls() {
     assert!(step.candidate(&i(bash("npm test"))));
     assert!(!crate::packs::candidate(PACKS, Event::PreToolUse, &rust));
 }
+
+#[test]
+fn patch_applied_without_a_staged_hash_is_journalled_and_the_error_reported() {
+    // `.git` here is an empty directory: `git diff --cached` fails.
+    let ws = Ws::new();
+    ws.scope(json!([{"name": "before_snapshot", "status": "pass", "ts": "t"}]));
+    let mut call = edit("{root}/src/Button.tsx", ADD.0, ADD.1);
+    call["tool_response"] = json!({"filePath": "x"});
+    let d = ws.run(Event::PostToolUse, call, &[]);
+    assert!(d.deny.is_none());
+    assert_eq!(d.errors.len(), 1, "{:?}", d.errors);
+    assert!(d.errors[0].contains("git diff --cached"), "{:?}", d.errors);
+    let r = ws.receipt();
+    assert_eq!(r["steps"][1]["name"], "patch_applied");
+    assert_eq!(r["steps"][1]["status"], "pass");
+    assert!(r.get("git_diff_hash").is_none());
+}
