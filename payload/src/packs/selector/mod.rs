@@ -18,8 +18,8 @@
 //!
 //! Hosts: the tool is classified by its squashed name ([`tool_kind`]): Claude Code's and Qwen's
 //! `Edit` / `MultiEdit` / `Write` / `Bash`, Gemini's `replace` / `write_file` /
-//! `run_shell_command`, Codex's `Bash` (and `apply_patch` for the path-only rules), Cursor's
-//! `Shell` / `Write` / `StrReplace` and its `beforeShellExecution` (normalised to `Shell`).
+//! `run_shell_command`, Codex's `Bash` and `apply_patch`, Cursor's `Shell` / `Write` /
+//! `StrReplace` and its `beforeShellExecution` (normalised to `Shell`).
 
 pub mod gate;
 pub mod inertness;
@@ -76,7 +76,7 @@ pub enum ToolKind {
     Edit,
     /// Writes a whole file (`Write`, Gemini `write_file`, Copilot `create`).
     Write,
-    /// A patch naming its files in headers (Codex `apply_patch`): path-only rules.
+    /// A patch naming its files in headers (Codex `apply_patch`).
     Patch,
     /// Runs a shell command.
     Bash,

@@ -10,13 +10,15 @@
 //! the new content. Then both versions are parsed and compared: `.tsx` / `.jsx` / `.ts` / `.js`
 //! with oxc ([`script`]: the ASTs compared span-insensitively with `ContentEq`, comments
 //! compared separately), `.vue` / `.svelte` / `.html` / `.htm` with the html5gum tokenizer
-//! ([`template`]: token streams, attributes in order). A new file (absent before) is not this
-//! guard's business; neither is a patch tool (its hunks are not applied here).
+//! ([`template`]: token streams, attributes in order). Codex's `apply_patch` is applied per
+//! updated file ([`patch`]). A new file (absent before) is not this guard's business; nor is a
+//! patch that deletes, moves or does not apply to a file.
 //!
 //! Fails open when the file cannot be read, is larger than [`super::MAX_SOURCE_BYTES`], or
 //! does not parse before the edit. An edit after which it no longer parses is not inert.
 //! Kill switch: `FABLE_DISABLE_SELECTOR_INERTNESS_GUARD=1`.
 
+pub mod patch;
 pub mod script;
 pub mod template;
 
@@ -203,9 +205,9 @@ fn one_edit(text: &str, e: &Value) -> Option<String> {
     replace(text, old, new, all)
 }
 
-/// The file's content after the call, from its content `before`; `None` when the call's input
-/// does not say (the guard passes).
-pub fn after_edit(input: &Input, before: &str) -> Option<String> {
+/// The content of `target` after the call, from its content `before`; `None` when the call's
+/// input does not say (the guard passes).
+pub fn after_edit(input: &Input, target: &str, before: &str) -> Option<String> {
     let ti = &input.tool_input;
     match tool_kind(input)? {
         ToolKind::Write => ["content", "file_text", "text"]
@@ -218,7 +220,13 @@ pub fn after_edit(input: &Input, before: &str) -> Option<String> {
                 .try_fold(before.to_owned(), |text, e| one_edit(&text, e)),
             None => one_edit(before, ti),
         },
-        _ => None,
+        ToolKind::Patch => {
+            let text = ["command", "input", "patch"]
+                .iter()
+                .find_map(|k| ti.get(k).and_then(Value::as_str))?;
+            patch::apply(text, target, before)
+        }
+        ToolKind::Bash => None,
     }
 }
 
@@ -232,6 +240,27 @@ fn absolute(ctx: &Ctx<'_>, p: &str) -> Option<PathBuf> {
     }
 }
 
+/// Why the call's change of `target` is not inert, or `None` (inert, or not this guard's
+/// business).
+fn check_file(ctx: &Ctx<'_>, root: &Path, target: &str) -> Result<Option<Reason>, RuleError> {
+    if !is_frontend_source(&workspace_path(Some(root), target)) {
+        return Ok(None);
+    }
+    let (Some(lang), Some(path)) = (lang(target), absolute(ctx, target)) else {
+        return Ok(None);
+    };
+    // A new file is not this guard's business.
+    let Some(bytes) = fs_safety::read_file(&path, MAX_SOURCE_BYTES)? else {
+        return Ok(None);
+    };
+    let before = String::from_utf8(bytes)
+        .map_err(|_| RuleError::Unparsed(format!("{}: not UTF-8", path.display())))?;
+    let Some(after) = after_edit(ctx.input, target, &before) else {
+        return Ok(None);
+    };
+    compare(lang, &before, &after, &convention(ctx, root)?)
+}
+
 impl Rule for InertnessGuard {
     fn id(&self) -> &'static str {
         "selector-inertness-guard"
@@ -240,49 +269,34 @@ impl Rule for InertnessGuard {
         Event::PreToolUse
     }
     fn candidate(&self, input: &Input) -> bool {
-        matches!(tool_kind(input), Some(ToolKind::Edit | ToolKind::Write))
-            && target_paths(input)
-                .iter()
-                .any(|p| is_frontend_source(&workspace_path(None, p)))
+        matches!(
+            tool_kind(input),
+            Some(ToolKind::Edit | ToolKind::Write | ToolKind::Patch)
+        ) && target_paths(input)
+            .iter()
+            .any(|p| is_frontend_source(&workspace_path(None, p)))
     }
     fn check(&self, ctx: &Ctx<'_>) -> Result<Action, RuleError> {
         let Some(root) = workspace::root(ctx) else {
             return Ok(Action::Pass);
         };
-        let Some(target) = target_paths(ctx.input).into_iter().next() else {
-            return Ok(Action::Pass);
-        };
-        if !is_frontend_source(&workspace_path(Some(&root), &target)) {
-            return Ok(Action::Pass);
+        // An edit names one file; a patch may update several: each is compared.
+        for target in target_paths(ctx.input) {
+            if let Some(reason) = check_file(ctx, &root, &target)? {
+                let convention = convention(ctx, &root)?;
+                return Ok(Action::Deny {
+                    why: reason.why(),
+                    message: format!(
+                        "[fable] BLOCKED non-inert edit of {target} (selector-development): {}. \
+                         An edit of existing frontend source may only add one \
+                         {convention}=\"kebab-case-value\" attribute (a string literal) to one \
+                         element, changing nothing else: no other attribute, text, comment, \
+                         element or code.",
+                        reason.describe()
+                    ),
+                });
+            }
         }
-        let Some(lang) = lang(&target) else {
-            return Ok(Action::Pass);
-        };
-        let Some(path) = absolute(ctx, &target) else {
-            return Ok(Action::Pass);
-        };
-        // A new file is not this guard's business.
-        let Some(bytes) = fs_safety::read_file(&path, MAX_SOURCE_BYTES)? else {
-            return Ok(Action::Pass);
-        };
-        let before = String::from_utf8(bytes)
-            .map_err(|_| RuleError::Unparsed(format!("{}: not UTF-8", path.display())))?;
-        let Some(after) = after_edit(ctx.input, &before) else {
-            return Ok(Action::Pass);
-        };
-        let convention = convention(ctx, &root)?;
-        let Some(reason) = compare(lang, &before, &after, &convention)? else {
-            return Ok(Action::Pass);
-        };
-        Ok(Action::Deny {
-            why: reason.why(),
-            message: format!(
-                "[fable] BLOCKED non-inert edit of {target} (selector-development): {}. An edit \
-                 of existing frontend source may only add one {convention}=\"kebab-case-value\" \
-                 attribute (a string literal) to one element, changing nothing else: no other \
-                 attribute, text, comment, element or code.",
-                reason.describe()
-            ),
-        })
+        Ok(Action::Pass)
     }
 }

@@ -344,6 +344,16 @@ fn inertness_guard_table() {
         ws.pre(gemini.clone(), &[]),
         format!("{guard}:attribute is not the convention")
     );
+    // Codex's apply_patch: each updated file is compared.
+    let codex = |attr: &str| {
+        json!({"tool_name": "apply_patch", "cwd": "{root}", "tool_input": {"command": format!(
+            "*** Begin Patch\n*** Update File: src/Button.tsx\n@@\n-  return <button type=\"button\">Save</button>;\n+  return <button {attr} type=\"button\">Save</button>;\n*** End Patch\n")}})
+    };
+    assert_eq!(ws.pre(codex("data-testid=\"save\""), &[]), "allow");
+    assert_eq!(
+        ws.pre(codex("data-cy=\"save\""), &[]),
+        format!("{guard}:attribute is not the convention")
+    );
     // The cached convention, and the override in test mode only.
     ws.write(&format!("{STATE_DIR}/{DETECTED_CONVENTION}"), "data-qa\n");
     assert_eq!(ws.pre(gemini.clone(), &[]), "allow");
