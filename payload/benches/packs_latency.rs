@@ -9,7 +9,9 @@
 //! calls no rule concerns (an `Edit` of `src/main.rs`, a `Bash ls`, a `Read` of a component:
 //! the fast path, budget 2 ms median), and the inertness guard on a 2,000-line TSX component (an
 //! inert one-attribute `Edit`, allowed; the same with a camel-case value, denied with a fire-log
-//! line; budget 20 ms median). In process: the guard's comparison alone (two oxc parses, the
+//! line; budget 20 ms median). Interleaved with a `FABLE_DISABLE=1` process, round by round,
+//! the no-rule calls give what the packs add to the bare start, robust to load. In process:
+//! the guard's comparison alone (two oxc parses, the
 //! element walk, the span-free AST comparison) on the same file. Exit status 1 only for a
 //! correctness failure (a wrong exit code or verdict, a wrong fire-log count), never for timing.
 
@@ -19,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{measure, median, ms};
+use common::{measure, median, ms, run_once};
 use fable_payload::packs::selector::inertness::{compare, Lang, Reason};
 use serde_json::json;
 
@@ -190,6 +192,27 @@ fn main() {
             None => ok = false,
         }
     }
+    // Interleaved: one bare process, then one of each no-rule call, in turn; the median of the
+    // per-round differences is what the packs add to the fast path, whatever the load.
+    let mut extra: [Vec<Duration>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..iters {
+        let bare = run_once(&mut disabled(), &rs);
+        for (k, input) in [&rs, &ls, &read].iter().enumerate() {
+            let s = run_once(&mut base(), input);
+            if s.code != 0 {
+                ok = false;
+            }
+            extra[k].push(s.wall.saturating_sub(bare.wall));
+        }
+    }
+    let added: Vec<Duration> = extra.iter_mut().map(|v| median(v)).collect();
+    println!(
+        "{:<44} {:>10} {:>10} {:>10}",
+        "interleaved, over FABLE_DISABLE: rs/ls/Read",
+        ms(added[0]),
+        ms(added[1]),
+        ms(added[2])
+    );
     // The comparison alone, in process.
     let after = tsx.replacen(from, &inert, 1);
     let after_camel = tsx.replacen(from, &camel, 1);
@@ -228,9 +251,11 @@ fn main() {
     let yes = |b: bool| if b { "yes" } else { "NO" };
     println!();
     println!(
-        "budget pre-tool-use with both packs, no rule concerned: slowest median {} (<= 2 ms: {})",
+        "budget pre-tool-use with both packs, no rule concerned: slowest median {} (<= 2 ms: {}); \
+         added to the bare process, interleaved: at most {}",
         ms(fast),
-        yes(fast <= Duration::from_millis(2))
+        yes(fast <= Duration::from_millis(2)),
+        ms(added.iter().copied().max().unwrap_or_default())
     );
     println!(
         "budget inertness guard on {lines} lines of TSX: process median {} (<= 20 ms: {}), comparison alone {}",
