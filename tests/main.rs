@@ -17,6 +17,7 @@ mod nudge;
 mod owned_hosts;
 mod ownership;
 mod packs;
+mod packs_selector;
 mod patched_hosts;
 mod plugin_corpus;
 mod plugins;

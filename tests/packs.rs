@@ -14,14 +14,15 @@ use serde_json::{json, Value};
 
 use crate::util::TestEnv;
 
-struct Proj {
-    env: TestEnv,
-    root: PathBuf,
+/// A project opted in with packs, shared with the selector-development tests.
+pub(crate) struct Proj {
+    pub(crate) env: TestEnv,
+    pub(crate) root: PathBuf,
 }
 
 impl Proj {
     /// A git repository opted in with `fable init` and the `packs` given.
-    fn new(packs: &[&str]) -> Proj {
+    pub(crate) fn new(packs: &[&str]) -> Proj {
         let env = TestEnv::new();
         let root = env.root().join("repo");
         std::fs::create_dir_all(&root).unwrap();
@@ -40,11 +41,11 @@ impl Proj {
         Proj { env, root }
     }
 
-    fn fires_path(&self) -> PathBuf {
+    pub(crate) fn fires_path(&self) -> PathBuf {
         self.root.join(".fable/enforcement-fires.jsonl")
     }
 
-    fn fires(&self) -> Vec<Value> {
+    pub(crate) fn fires(&self) -> Vec<Value> {
         match std::fs::read_to_string(self.fires_path()) {
             Ok(t) => t
                 .lines()
@@ -54,7 +55,13 @@ impl Proj {
         }
     }
 
-    fn hook(&self, event: &str, host: &str, payload: &Value, envs: &[(&str, &str)]) -> Output {
+    pub(crate) fn hook(
+        &self,
+        event: &str,
+        host: &str,
+        payload: &Value,
+        envs: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = self.env.fable();
         cmd.arg0("fable-hook")
             .args([event, "--host", host])
@@ -75,11 +82,11 @@ impl Proj {
         child.wait_with_output().unwrap()
     }
 
-    fn pre(&self, payload: &Value, envs: &[(&str, &str)]) -> Output {
+    pub(crate) fn pre(&self, payload: &Value, envs: &[(&str, &str)]) -> Output {
         self.hook("pre-tool-use", "claude", payload, envs)
     }
 
-    fn cmd(&self, args: &[&str]) -> Output {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Output {
         self.env
             .fable()
             .current_dir(&self.root)
@@ -89,10 +96,10 @@ impl Proj {
     }
 }
 
-fn code(o: &Output) -> i32 {
+pub(crate) fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 

@@ -144,6 +144,11 @@ pub fn evaluate_deferred(req: &Request<'_>) -> (Outcome, PendingFires) {
         ..req.clone()
     };
     let mut input = normalize::normalize(req.payload);
+    if wired == Event::BeforeShellExecution
+        || input.event_name.as_deref() == Some("beforeShellExecution")
+    {
+        normalize::shell_event(&mut input, req.payload);
+    }
     // A host that sets `stop_hook_active` on every Stop (Qwen Code) says nothing with it: the
     // gate ignores it there and the blocked-stop count bounds the loop.
     if !host.spec().trusts_stop_hook_active() {
@@ -247,6 +252,10 @@ fn decide(req: &Request<'_>, input: &Input) -> Decided {
         durable: req.config.durable,
     };
     let (verdict, d) = match req.event {
+        Event::PostToolUse | Event::PostToolUseFailure => {
+            let v = lifecycle(req, input, &start, found, protected.as_deref());
+            (v, packs::post_tool_use(packs::PACKS, &ctx))
+        }
         Event::Stop | Event::SessionEnd => {
             let gate = match &found {
                 Found::Project { root } => {

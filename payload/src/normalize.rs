@@ -273,6 +273,26 @@ fn normalize_fields(m: &Map<String, Value>) -> Input {
     }
 }
 
+/// Cursor's `beforeShellExecution` names no tool and carries its command at the top level
+/// (`{"command": "...", "cwd": "..."}`): it is the shell tool's call (`tool_name: "Shell"`,
+/// Cursor's own name for it, with `tool_input: {command, cwd}`), so that rules reading
+/// `tool_input.command` see it. A payload that names a tool or a tool input is left alone.
+pub fn shell_event(input: &mut Input, m: &Map<String, Value>) {
+    let Some(Value::String(cmd)) = m.get("command") else {
+        return;
+    };
+    if input.tool_name.is_some() || input.tool_name_malformed || !input.tool_input.is_null() {
+        return;
+    }
+    let mut ti = Map::new();
+    ti.insert("command".into(), Value::String(cmd.clone()));
+    if let Some(cwd) = m.get("cwd") {
+        ti.insert("cwd".into(), cwd.clone());
+    }
+    input.tool_name = Some("Shell".into());
+    input.tool_input = Value::Object(ti);
+}
+
 /// The first of `keys` present, when it is a non-empty string.
 fn nonempty(m: &Map<String, Value>, keys: &[&str]) -> Option<String> {
     first(m, keys)
@@ -396,6 +416,32 @@ mod tests {
             (json!({"loop_count": 0, "stop_hook_active": true}), true),
         ] {
             assert_eq!(normalize(&obj(v.clone())).stop_hook_active, active, "{v}");
+        }
+    }
+
+    #[test]
+    fn cursor_before_shell_execution_is_the_shell_tool() {
+        let raw = obj(
+            json!({"conversation_id": "c", "hook_event_name": "beforeShellExecution",
+                             "command": "rm -rf $B/x", "cwd": "/p"}),
+        );
+        let mut i = normalize(&raw);
+        assert_eq!(i.tool_name, None);
+        shell_event(&mut i, &raw);
+        assert_eq!(i.tool_name.as_deref(), Some("Shell"));
+        assert_eq!(i.tool_input, json!({"command": "rm -rf $B/x", "cwd": "/p"}));
+        // A payload naming its tool, or without a command string, is left alone.
+        for v in [
+            json!({"tool_name": "Shell", "tool_input": {"command": "ls"}, "command": "rm $x"}),
+            json!({"tool_input": {"command": "ls"}, "command": "rm $x"}),
+            json!({"command": ["rm", "$x"]}),
+            json!({}),
+        ] {
+            let raw = obj(v.clone());
+            let mut i = normalize(&raw);
+            let before = (i.tool_name.clone(), i.tool_input.clone());
+            shell_event(&mut i, &raw);
+            assert_eq!((i.tool_name, i.tool_input), before, "{v}");
         }
     }
 

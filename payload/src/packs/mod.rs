@@ -28,11 +28,17 @@
 //! Stop and SessionEnd ([`stop_verdict`]): pack rules run when the lifecycle gate allows and the
 //! host does not say `stop_hook_active`; a rule's block goes through the same per-session bound
 //! as the lifecycle gate's ([`crate::stop_count`], `FABLE_STOP_BLOCK_LIMIT`): after N
-//! consecutive blocked stops without progress the stop is let through with a message.
+//! consecutive blocked stops without progress the stop is let through with a message. An
+//! advisory on a stop that goes through is a note (one warning line on stderr).
+//!
+//! PostToolUse and PostToolUseFailure ([`post_tool_use`]): pack rules run after the lifecycle
+//! rules and only record (the selector-development stepper's receipts); they never change the
+//! verdict.
 
 pub mod config;
 pub mod firelog;
 pub mod guards;
+pub mod selector;
 pub mod shell;
 pub mod worktree;
 
@@ -69,6 +75,19 @@ pub enum RuleError {
     /// The input could not be analysed (for example an unterminated quote).
     #[error("{0}")]
     Unparsed(String),
+    /// A state file could not be read or written safely (the error names the path).
+    #[error(transparent)]
+    Fs(#[from] crate::error::Error),
+    /// A child process (git) failed, timed out or said too much.
+    #[error("{program} in {}: {what}", dir.display())]
+    Child {
+        /// The program run.
+        program: &'static str,
+        /// Its working directory.
+        dir: PathBuf,
+        /// What went wrong.
+        what: String,
+    },
 }
 
 /// What a rule decided. `why` is the fire log's `reason`: a fixed phrase of the rule, never
@@ -146,8 +165,8 @@ pub struct Pack {
     pub rules: &'static [&'static dyn Rule],
 }
 
-/// The registered packs. The `selector-development` pack (seed 003) goes here when written.
-pub static PACKS: &[Pack] = &[guards::PACK];
+/// The registered packs.
+pub static PACKS: &[Pack] = &[guards::PACK, selector::PACK];
 
 /// The pack named `name`.
 pub fn find(name: &str) -> Option<&'static Pack> {
@@ -267,7 +286,8 @@ pub fn pre_tool_use(registry: &[Pack], ctx: &Ctx<'_>) -> (Verdict, Decision) {
 /// re-entrant, the first pack rule's block; either block is bounded per session by
 /// [`crate::events::stop::bound`] (the counter of the lifecycle Stop cap), so a Stop-blocking
 /// rule blocks at most `FABLE_STOP_BLOCK_LIMIT` consecutive times. A rule's block that the
-/// bound lets through is logged as `released`. Stops have no advisory form.
+/// bound lets through is logged as `released`. Advisories on a stop that goes through become a
+/// note (one warning line on stderr) and are logged as `advisory`; a block drops them.
 pub fn stop_verdict(
     registry: &[Pack],
     ctx: &Ctx<'_>,
@@ -278,19 +298,40 @@ pub fn stop_verdict(
     let mut verdict = gate;
     if verdict == Verdict::Allow && !ctx.input.stop_hook_active {
         d = run_rules(registry, ctx);
-        d.fires.retain(|f| f.verdict != "advisory");
-        d.advice.clear();
         if let Some(reason) = &d.deny {
             verdict = Verdict::Block(reason.clone());
+            // A block says it all: its advisories are dropped.
+            d.fires.retain(|f| f.verdict != "advisory");
+            d.advice.clear();
         }
     }
     let bounded = crate::events::stop::bound(ctx.project, ctx.input, cfg, verdict);
     if !matches!(bounded, Verdict::Block(_)) {
-        for f in d.fires.iter_mut() {
+        for f in d.fires.iter_mut().filter(|f| f.verdict != "advisory") {
             f.verdict = "released";
         }
     }
+    // An advisory on a stop that goes through is a note (a warning line on the host's
+    // stderr); a released block's message comes first.
+    let bounded = match bounded {
+        Verdict::Allow if !d.advice.is_empty() => Verdict::Note(d.advice.join("\n")),
+        Verdict::Note(n) if !d.advice.is_empty() => {
+            Verdict::Note(format!("{n}\n{}", d.advice.join("\n")))
+        }
+        other => other,
+    };
     (bounded, d)
+}
+
+/// PostToolUse and PostToolUseFailure: the pack rules record what they need; they never change
+/// the lifecycle's verdict (a post rule's deny is ignored and not logged).
+pub fn post_tool_use(registry: &[Pack], ctx: &Ctx<'_>) -> Decision {
+    let mut d = run_rules(registry, ctx);
+    d.deny = None;
+    d.fires.retain(|f| f.verdict != "deny");
+    d.advice.clear();
+    d.fires.retain(|f| f.verdict != "advisory");
+    d
 }
 
 #[cfg(test)]

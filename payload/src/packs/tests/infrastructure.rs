@@ -200,7 +200,25 @@ fn candidates_need_no_io_and_select_only_relevant_calls() {
             Event::PostToolUse,
             false,
         ),
-        (json!({}), Event::Stop, false),
+        // selector-development's revert warning looks at every stop (the lifecycle gate
+        // discovers the project anyway; the pack's config is the one extra read).
+        (json!({}), Event::Stop, true),
+        (json!({}), Event::SessionEnd, false),
+        (
+            json!({"tool_name": "Edit", "tool_input": {"file_path": "/w/src/a.tsx"}}),
+            Event::PreToolUse,
+            true,
+        ),
+        (
+            json!({"tool_name": "Edit", "tool_input": {"file_path": "/w/src/a.rs"}}),
+            Event::PreToolUse,
+            false,
+        ),
+        (
+            json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}}),
+            Event::PostToolUse,
+            true,
+        ),
     ] {
         let input = normalize(payload.as_object().unwrap());
         assert_eq!(candidate(PACKS, event, &input), want, "{payload} {event:?}");
