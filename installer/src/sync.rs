@@ -10,7 +10,9 @@ use serde::Serialize;
 use fable_snapshot::hash::{hash_files, StatCache};
 use fable_snapshot::key::{source_key, DEFAULT_KEY};
 use fable_snapshot::manifest::Manifest;
-use fable_snapshot::source_set::{source_paths, Content, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::source_set::{Content, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::tree_cache::TreeCache;
+use fable_snapshot::walk::hash_source;
 use fable_snapshot::SourceRecord;
 
 use crate::default_source;
@@ -74,7 +76,11 @@ pub struct Prepared {
     pub manifest: Manifest,
     pub manifest_digest: String,
     pub tree_hash: String,
+    /// The default source's stat cache (its binary); empty for a checkout.
     pub stat_cache: StatCache,
+    /// A checkout's tree cache as this walk saw it, and whether it differs from the recorded
+    /// one (racy marks aside); `None` for the default source.
+    pub tree_cache: Option<(TreeCache, bool)>,
     pub record: Option<SourceRecord>,
     /// What `current` points at now.
     pub current: Option<String>,
@@ -87,16 +93,20 @@ impl Prepared {
             || !home.store().current_is_complete(&self.key)
     }
 
-    /// True when the record (stat cache, tree hash) differs from what commit would write.
+    /// True when the record (stat cache, tree hash) or the tree cache differs from what
+    /// commit would write.
     pub fn record_stale(&self) -> bool {
-        match &self.record {
-            None => true,
-            Some(r) => {
-                r.tree_hash != self.tree_hash
-                    || r.stat_cache != self.stat_cache
-                    || r.source != self.source
+        self.tree_cache
+            .as_ref()
+            .is_some_and(|(_, changed)| *changed)
+            || match &self.record {
+                None => true,
+                Some(r) => {
+                    r.tree_hash != self.tree_hash
+                        || r.stat_cache != self.stat_cache
+                        || r.source != self.source
+                }
             }
-        }
     }
 }
 
@@ -105,12 +115,13 @@ impl Prepared {
 /// manifest's), each with its fix ([`fable_snapshot::Error::Refused`]).
 pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
     let store = home.store();
-    let (key, source, files, config) = match spec {
+    let (key, source, files, config, hashed) = match spec {
         SourceSpec::Default => (
             DEFAULT_KEY.to_string(),
             None,
             default_source::files()?,
             SourceConfig::default(),
+            None,
         ),
         SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => {
             let real = p.canonicalize().at(p)?;
@@ -126,19 +137,6 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                     message: "a hook source must be a directory holding hooks/hooks.json".into(),
                 });
             }
-            let config = SourceConfig::load(&real)?;
-            let files = match source_paths(&real, &config) {
-                Ok(files) => files,
-                Err(fable_snapshot::Error::Refused { path, mut problems }) => {
-                    // The manifest's own problems are reported in the same round.
-                    let manifest = real.join(MANIFEST_PATH);
-                    if let Ok(text) = std::fs::read_to_string(&manifest) {
-                        problems.extend(Manifest::problems_of(&text, &manifest));
-                    }
-                    return Err(fable_snapshot::Error::Refused { path, problems }.into());
-                }
-                Err(e) => return Err(e.into()),
-            };
             let key = match spec {
                 SourceSpec::Named { key, .. } => {
                     if !fable_snapshot::store::is_valid_key(key) || key == DEFAULT_KEY {
@@ -153,7 +151,22 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                 }
                 _ => source_key(&real),
             };
-            (key, Some(real), files, config)
+            let config = SourceConfig::load(&real)?;
+            let cache = store.read_tree_cache(&key);
+            let walked = match hash_source(&real, &config, cache.as_ref()) {
+                Ok(walked) => walked,
+                Err(fable_snapshot::Error::Refused { path, mut problems }) => {
+                    // The manifest's own problems are reported in the same round.
+                    let manifest = real.join(MANIFEST_PATH);
+                    if let Ok(text) = std::fs::read_to_string(&manifest) {
+                        problems.extend(Manifest::problems_of(&text, &manifest));
+                    }
+                    return Err(fable_snapshot::Error::Refused { path, problems }.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let hashed = Some((walked.tree_hash, walked.cache, walked.cache_changed));
+            (key, Some(real), walked.files, config, hashed)
         }
     };
     let manifest_file = files.iter().find(|f| f.rel == MANIFEST_PATH);
@@ -185,7 +198,13 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
         .into());
     }
     let record = store.read_record(&key)?;
-    let (tree_hash, _, stat_cache) = hash_files(&files, record.as_ref().map(|r| &r.stat_cache))?;
+    let (tree_hash, stat_cache, tree_cache) = match hashed {
+        Some((hash, cache, changed)) => (hash, StatCache::default(), Some((cache, changed))),
+        None => {
+            let (h, _, c) = hash_files(&files, record.as_ref().map(|r| &r.stat_cache))?;
+            (h, c, None)
+        }
+    };
     let current = store.current_hash(&key);
     Ok(Prepared {
         key,
@@ -196,6 +215,7 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
         manifest_digest: fable_snapshot::hash::hash_reader(text.as_bytes()).unwrap_or_default(),
         tree_hash,
         stat_cache,
+        tree_cache,
         record,
         current,
     })
@@ -259,6 +279,9 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
             stat_cache: p.stat_cache.clone(),
         };
         store.write_record(&record)?;
+        if let Some((cache, _)) = &p.tree_cache {
+            store.write_tree_cache(&p.key, cache)?;
+        }
     }
     if switching {
         crate::testpoint::pause("before-switch");
