@@ -15,6 +15,7 @@
 #   bash benches/scale.sh                 # release build; 500, 5000, 50000 files
 #   bash benches/scale.sh --sizes "500 5000"
 #   bash benches/scale.sh --smoke         # debug build, 200 and 1000 files, 3 runs (CI)
+#   FABLE_BIN=path/to/fable bash benches/scale.sh   # time that binary (no build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes="500 5000 50000"
@@ -29,8 +30,15 @@ while [ $# -gt 0 ]; do
   shift
 done
 target=${CARGO_TARGET_DIR:-target}
-if [ "$profile" = release ]; then cargo build --release --quiet --bin fable; else cargo build --quiet --bin fable; fi
-bin=$target/$profile/fable
+if [ -n "${FABLE_BIN:-}" ]; then
+  bin=$FABLE_BIN # a binary built already (no build step)
+elif [ "$profile" = release ]; then
+  cargo build --release --quiet --bin fable
+  bin=$target/release/fable
+else
+  cargo build --quiet --bin fable
+  bin=$target/debug/fable
+fi
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 
 tmp=$(mktemp -d)
@@ -100,5 +108,5 @@ PY
     "$(awk -v a="$ms" -v b="$base_status" 'BEGIN { printf "%.2f", a / b }')"
   rm -rf "$root"
 done
-echo "($profile build, median of $runs runs per no-op figure; ratios to the first size, same run; the no-op installs and statuses wrote nothing)"
+echo "($bin, median of $runs runs per no-op figure; ratios to the first size, same run; the no-op installs and statuses wrote nothing)"
 echo "budgets: first install of 5,000 files <= 1000 ms; no-op install of 50,000 files <= 100 ms"

@@ -114,6 +114,18 @@ impl Prepared {
 /// installed is refused with every problem found at once (its source set's and its
 /// manifest's), each with its fix ([`fable_snapshot::Error::Refused`]).
 pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
+    prepare_with(home, spec, None)
+}
+
+/// [`prepare`], walking a checkout against `seen` (what an earlier walk in this process saw,
+/// such as an install's plan before it took the lock: [`Prepared::tree_cache`]) instead of the
+/// recorded tree cache, so that planning twice hashes each unchanged file once. The cache
+/// counts as changed when either walk found it changed.
+pub fn prepare_with(
+    home: &FableHome,
+    spec: &SourceSpec,
+    seen: Option<&(TreeCache, bool)>,
+) -> Result<Prepared> {
     let store = home.store();
     let (key, source, files, config, hashed) = match spec {
         SourceSpec::Default => (
@@ -152,8 +164,12 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                 _ => source_key(&real),
             };
             let config = SourceConfig::load(&real)?;
-            let cache = store.read_tree_cache(&key);
-            let walked = match hash_source(&real, &config, cache.as_ref()) {
+            let recorded = match seen {
+                Some(_) => None,
+                None => store.read_tree_cache(&key),
+            };
+            let against = seen.map(|(c, _)| c).or(recorded.as_ref());
+            let walked = match hash_source(&real, &config, against) {
                 Ok(walked) => walked,
                 Err(fable_snapshot::Error::Refused { path, mut problems }) => {
                     // The manifest's own problems are reported in the same round.
@@ -165,7 +181,8 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let hashed = Some((walked.tree_hash, walked.cache, walked.cache_changed));
+            let changed = walked.cache_changed || seen.is_some_and(|(_, c)| *c);
+            let hashed = Some((walked.tree_hash, walked.cache, changed));
             (key, Some(real), walked.files, config, hashed)
         }
     };

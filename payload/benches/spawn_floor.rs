@@ -23,17 +23,43 @@ use std::time::{Duration, Instant};
 use fable_payload::state::{workspace_id, Evidence, State};
 use serde_json::json;
 
-/// Spawns `cmd` with `stdin` and waits for it: (wall time, exit code).
-fn run_once(cmd: &mut Command, stdin: &Path) -> (Duration, i32) {
+/// One process: wall time, CPU time (user + system, from `wait4(2)`) and exit code.
+struct Sample {
+    wall: Duration,
+    cpu: Duration,
+    code: i32,
+}
+
+// The child is reaped with wait4(2) (to get its rusage), not Child::wait.
+#[allow(clippy::zombie_processes)]
+fn run_once(cmd: &mut Command, stdin: &Path) -> Sample {
     let input = File::open(stdin).expect("payload file");
     let t = Instant::now();
-    let status = cmd
+    let child = cmd
         .stdin(Stdio::from(input))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
+        .spawn()
         .expect("spawn");
-    (t.elapsed(), status.code().unwrap_or(-1))
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to status and ru; pid is our child's.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let wall = t.elapsed();
+    assert_eq!(r, child.id() as i32, "wait4");
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    Sample {
+        wall,
+        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+        code: if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        },
+    }
 }
 
 fn setup(root: &Path) -> PathBuf {
@@ -57,9 +83,15 @@ fn setup(root: &Path) -> PathBuf {
     }
     std::fs::write(proj.join(".fable/state.json"), s.to_bytes()).unwrap();
     let ledger: String = (1..=20)
-        .map(|i| format!("- [x] Card {i}: part {i} -- evidence: cargo test, {i}0 passed, 0 failed\n"))
+        .map(|i| {
+            format!("- [x] Card {i}: part {i} -- evidence: cargo test, {i}0 passed, 0 failed\n")
+        })
         .collect();
-    std::fs::write(proj.join(".fable/LEDGER.md"), format!("# Round 7\n\n{ledger}")).unwrap();
+    std::fs::write(
+        proj.join(".fable/LEDGER.md"),
+        format!("# Round 7\n\n{ledger}"),
+    )
+    .unwrap();
     proj
 }
 
@@ -81,9 +113,13 @@ fn main() {
         iters = iters.min(20);
     }
     let (Some(fable), Some(floor)) = (fable, floor) else {
-        eprintln!("spawn_floor: skipped; pass --fable PATH and --floor PATH (benches/evaluator.sh does)");
+        eprintln!(
+            "spawn_floor: skipped; pass --fable PATH and --floor PATH (benches/evaluator.sh does)"
+        );
         std::process::exit(0);
     };
+    let fable = fable.canonicalize().expect("the fable binary");
+    let floor = floor.canonicalize().expect("the spawn-floor binary");
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let proj = setup(&root);
@@ -99,7 +135,10 @@ fn main() {
     let mut install = Command::new(&fable);
     install.arg("install").stdout(Stdio::null());
     env(&mut install);
-    assert!(install.status().expect("fable install").success(), "fable install");
+    assert!(
+        install.status().expect("fable install").success(),
+        "fable install"
+    );
     let hook = root.join("home/.fable/sources/default/current/bin/fable-hook");
     let payload = |name: &str, v: serde_json::Value| {
         let p = root.join(name);
@@ -107,28 +146,58 @@ fn main() {
         p
     };
     let big = "x".repeat(1 << 20);
-    let pre = payload("pre.json", json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
+    let pre = payload(
+        "pre.json",
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
         "tool_name": "Agent", "tool_input": {"description": "Refactor", "subagent_type": "engineer",
-        "prompt": "Refactor the parser module. ".repeat(80)}}));
-    let post = payload("post.json", json!({"session_id": "s", "cwd": work, "hook_event_name": "PostToolUse",
+        "prompt": "Refactor the parser module. ".repeat(80)}}),
+    );
+    let post = payload(
+        "post.json",
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "PostToolUse",
         "tool_name": "Write", "tool_input": {"file_path": work.join("a.rs"), "content": "x"},
-        "tool_response": {"success": true}}));
-    let stop = payload("stop.json", json!({"session_id": "s", "cwd": work, "hook_event_name": "Stop",
-        "stop_hook_active": false}));
-    let start = payload("start.json", json!({"session_id": "s", "cwd": work, "hook_event_name": "SessionStart",
-        "source": "startup"}));
-    let small = payload("small.json", json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
-        "tool_name": "Write", "tool_input": {"file_path": work.join("b.rs"), "content": "x"}}));
-    let large = payload("large.json", json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
-        "tool_name": "Write", "tool_input": {"file_path": work.join("b.rs"), "content": big}}));
+        "tool_response": {"success": true}}),
+    );
+    let stop = payload(
+        "stop.json",
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "Stop",
+        "stop_hook_active": false}),
+    );
+    let start = payload(
+        "start.json",
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "SessionStart",
+        "source": "startup"}),
+    );
+    let small = payload(
+        "small.json",
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": work.join("b.rs"), "content": "x"}}),
+    );
+    let large = payload(
+        "large.json",
+        json!({"session_id": "s", "cwd": work, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": work.join("b.rs"), "content": big}}),
+    );
     let rows: Vec<(&str, Vec<&str>, &Path)> = vec![
         ("floor: empty Rust binary", vec![], &pre),
         ("pre-tool-use (Agent, blocked)", vec!["pre-tool-use"], &pre),
-        ("post-tool-use (Write, mutation)", vec!["post-tool-use"], &post),
+        (
+            "post-tool-use (Write, mutation)",
+            vec!["post-tool-use"],
+            &post,
+        ),
         ("stop", vec!["stop"], &stop),
         ("session-start", vec!["session-start"], &start),
-        ("pre-tool-use Write, small payload", vec!["pre-tool-use"], &small),
-        ("pre-tool-use Write, 1 MiB payload", vec!["pre-tool-use"], &large),
+        (
+            "pre-tool-use Write, small payload",
+            vec!["pre-tool-use"],
+            &small,
+        ),
+        (
+            "pre-tool-use Write, 1 MiB payload",
+            vec!["pre-tool-use"],
+            &large,
+        ),
     ];
     let command = |i: usize| {
         let mut c = Command::new(if i == 0 { &floor } else { &hook });
@@ -139,20 +208,22 @@ fn main() {
     let warm = iters.min(10);
     let mut codes: Vec<Option<i32>> = vec![None; rows.len()];
     let mut walls: Vec<Vec<Duration>> = vec![Vec::with_capacity(iters); rows.len()];
+    let mut cpus: Vec<Vec<Duration>> = vec![Vec::with_capacity(iters); rows.len()];
     let mut ok = true;
     for round in 0..warm + iters {
-        for (i, w) in walls.iter_mut().enumerate() {
-            let (wall, code) = run_once(&mut command(i), rows[i].2);
+        for i in 0..rows.len() {
+            let s = run_once(&mut command(i), rows[i].2);
             match codes[i] {
-                None => codes[i] = Some(code),
-                Some(c) if c != code => {
-                    eprintln!("{}: exit code {code}, earlier {c}", rows[i].0);
+                None => codes[i] = Some(s.code),
+                Some(c) if c != s.code => {
+                    eprintln!("{}: exit code {}, earlier {c}", rows[i].0, s.code);
                     ok = false;
                 }
                 _ => {}
             }
             if round >= warm {
-                w.push(wall);
+                walls[i].push(s.wall);
+                cpus[i].push(s.cpu);
             }
         }
     }
@@ -160,31 +231,44 @@ fn main() {
         w.sort();
         w[w.len() / 2]
     };
-    let medians: Vec<Duration> = walls.iter_mut().map(median).collect();
-    let ms = |d: Duration| format!("{:.3} ms", d.as_secs_f64() * 1000.0);
+    let wall: Vec<f64> = walls.iter_mut().map(|w| median(w).as_secs_f64()).collect();
+    let cpu: Vec<f64> = cpus.iter_mut().map(|w| median(w).as_secs_f64()).collect();
+    let ms = |s: f64| format!("{:.3} ms", s * 1000.0);
+    let x = |a: f64, b: f64| a / b.max(1e-9);
     println!("spawn floor: {iters} rounds, each row once per round (after {warm} warm-up rounds)");
-    println!("{:<36} {:>10} {:>6} {:>10}", "row", "median", "exit", "x floor");
-    let floor_median = medians[0].as_secs_f64().max(1e-9);
+    println!(
+        "{:<36} {:>11} {:>8} {:>11} {:>8} {:>5}",
+        "row (medians)", "wall", "x floor", "cpu", "x floor", "exit"
+    );
     for (i, (name, _, _)) in rows.iter().enumerate() {
         println!(
-            "{name:<36} {:>10} {:>6} {:>9.2}x",
-            ms(medians[i]),
-            codes[i].unwrap_or(-1),
-            medians[i].as_secs_f64() / floor_median
+            "{name:<36} {:>11} {:>7.2}x {:>11} {:>7.2}x {:>5}",
+            ms(wall[i]),
+            x(wall[i], wall[0]),
+            ms(cpu[i]),
+            x(cpu[i], cpu[0]),
+            codes[i].unwrap_or(-1)
         );
     }
-    let ratio = medians[6].as_secs_f64() / medians[5].as_secs_f64().max(1e-9);
-    println!("1 MiB payload / small payload: {ratio:.2}x (budget <= 2x)");
-    let worst = medians[1..5]
-        .iter()
-        .map(|m| m.as_secs_f64() / floor_median)
-        .fold(0.0, f64::max);
-    println!("slowest event / floor: {worst:.2}x (budget <= 1.2x)");
+    let worst = (1..5).map(|i| x(wall[i], wall[0])).fold(0.0, f64::max);
+    println!(
+        "slowest event / floor, wall: {worst:.2}x (budget <= 1.2x: {})",
+        if worst <= 1.2 { "yes" } else { "NO" }
+    );
+    let big = x(wall[6], wall[5]);
+    println!(
+        "1 MiB payload / small payload, wall: {big:.2}x (budget <= 2x: {}); cpu {:.2}x",
+        if big <= 2.0 { "yes" } else { "NO" },
+        x(cpu[6], cpu[5])
+    );
     let state: serde_json::Value =
         serde_json::from_slice(&std::fs::read(proj.join(".fable/state.json")).unwrap()).unwrap();
     let expected = (warm + iters) as u64;
     if state["mutationGeneration"] != json!(expected) {
-        eprintln!("mutationGeneration is {} (expected {expected})", state["mutationGeneration"]);
+        eprintln!(
+            "mutationGeneration is {} (expected {expected})",
+            state["mutationGeneration"]
+        );
         ok = false;
     }
     if smoke {

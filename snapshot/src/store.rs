@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use crate::error::{Error, IoContext, Result};
 use crate::fsutil::{
@@ -174,6 +175,8 @@ impl Store {
         let tmp = gen_root.join(format!(".tmp-{}-{}", std::process::id(), unique()));
         let result = (|| {
             let mut made: Vec<PathBuf> = Vec::new();
+            let mut copied = Vec::with_capacity(files.len());
+            let mut buf = vec![0u8; 64 * 1024];
             for f in files {
                 let target = tmp.join(&f.rel);
                 if let Some(parent) = target.parent() {
@@ -188,18 +191,29 @@ impl Store {
                     .create_new(true)
                     .open(&target)
                     .at(&target)?;
-                match &f.content {
+                // The bytes are hashed as they are copied: the copy is verified against the
+                // tree hash the plan computed without reading it back.
+                let sha256 = match &f.content {
                     Content::Path(p) => {
-                        let mut from = crate::fsutil::open_regular(p).at(p)?;
-                        std::io::copy(&mut from, &mut to).at(&target)?;
+                        let from = crate::fsutil::open_regular(p).at(p)?;
+                        copy_hashing(from, &mut to, &mut buf).at(&target)?
                     }
-                    Content::Bytes(b) => std::io::Write::write_all(&mut to, b).at(&target)?,
-                }
+                    Content::Bytes(b) => {
+                        std::io::Write::write_all(&mut to, b).at(&target)?;
+                        crate::key::hex_fast(&sha2::Sha256::digest(b))
+                    }
+                };
                 let mode = if f.executable { 0o555 } else { 0o444 };
                 to.set_permissions(fs::Permissions::from_mode(mode))
                     .at(&target)?;
+                copied.push(HashedFile {
+                    rel: f.rel.clone(),
+                    executable: f.executable,
+                    sha256,
+                });
             }
-            let got = self.hash_dir(&tmp)?;
+            copied.sort_by(|a, b| a.rel.cmp(&b.rel));
+            let got = tree_hash(&copied);
             if got != hash {
                 return Err(Error::Corrupt {
                     path: tmp.clone(),
@@ -338,6 +352,26 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<HashedFile>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Copies `from` into `to` through `buf`, returning the hex sha256 of the bytes copied.
+fn copy_hashing(
+    mut from: impl std::io::Read,
+    to: &mut fs::File,
+    buf: &mut [u8],
+) -> std::io::Result<String> {
+    let mut h = sha2::Sha256::new();
+    loop {
+        let n = match from.read(buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+        std::io::Write::write_all(to, &buf[..n])?;
+    }
+    Ok(crate::key::hex_fast(&h.finalize()))
 }
 
 /// Removes a tree whose files may be read-only.

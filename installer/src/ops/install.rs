@@ -158,9 +158,15 @@ impl Plan {
     }
 }
 
-fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
+/// Plans an install; `seen` is the tree cache of an earlier plan in this process (see
+/// [`sync::prepare_with`]).
+fn plan(
+    home: &FableHome,
+    opts: &InstallOptions,
+    seen: Option<&(fable_snapshot::tree_cache::TreeCache, bool)>,
+) -> Result<Plan> {
     home.refuse_unsafe()?;
-    let prepared = sync::prepare(home, &opts.spec)?;
+    let prepared = sync::prepare_with(home, &opts.spec, seen)?;
     let all = profiles::discover(home)?;
     let known: Vec<String> = all
         .iter()
@@ -255,7 +261,7 @@ pub fn install(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport>
 
 /// The install itself, under the install lock.
 fn converge(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
-    let preview = plan(home, opts)?;
+    let preview = plan(home, opts, None)?;
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);
         let git = preview.git.clone();
@@ -263,8 +269,9 @@ fn converge(home: &FableHome, opts: &InstallOptions) -> Result<InstallReport> {
     }
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
-    // Under the lock, plan again: another install may have changed things meanwhile.
-    let planned = plan(home, opts)?;
+    // Under the lock, plan again: another install may have changed things meanwhile (the walk
+    // re-checks every stat, against what the first plan saw).
+    let planned = plan(home, opts, preview.prepared.tree_cache.as_ref())?;
     let journal = if planned.needs_sync(home)
         || planned.plans.iter().any(ProfilePlan::changed)
         || planned.git_changes()
