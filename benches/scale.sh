@@ -44,11 +44,31 @@ case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 ms_of() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e6 }'; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-8s %14s %14s %14s %12s %12s\n' files "first install" "no-op install" status "install x" "status x"
-base_install=""
-base_status=""
+# Times a command N times: median wall and median CPU (user + system of the process, from
+# wait4), in ns; checks that its stdout contains a marker.
+timed() {
+  python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+runs, marker, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+walls, cpus = [], []
+for _ in range(runs):
+    t = time.monotonic_ns()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    walls.append(time.monotonic_ns() - t)
+    cpus.append(int((ru.ru_utime + ru.ru_stime) * 1e9))
+    if os.waitstatus_to_exitcode(status) != 0 or marker.encode() not in out:
+        sys.exit(f"{' '.join(cmd)}: exit {os.waitstatus_to_exitcode(status)}, no {marker!r} in {out[:300]!r}")
+walls.sort(); cpus.sort()
+print(walls[len(walls) // 2], cpus[len(cpus) // 2])
+PY
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+
+printf '%-7s %13s | %22s %13s | %22s %13s\n' files "first install" "no-op install wall/cpu" "x 1st size" "status wall/cpu" "x 1st size"
+base_iw="" base_ic="" base_sw="" base_sc=""
 for n in $sizes; do
   root="$tmp/n$n"
   export HOME="$root/home" FABLE_HOME="$root/home/.fable"
@@ -79,34 +99,20 @@ PY
   "$bin" install "$src" >/dev/null
   listing() { find "$HOME" -printf '%p %s %m %T@\n' | sort; }
   before=$(listing)
-  installs=()
-  statuses=()
-  for _ in $(seq 1 "$runs"); do
-    t0=$(date +%s%N)
-    out=$("$bin" install "$src" --json)
-    t1=$(date +%s%N)
-    case "$out" in *'"changed": false'*) ;; *) echo "install was not a no-op: $out" >&2; exit 1 ;; esac
-    installs+=($((t1 - t0)))
-    t0=$(date +%s%N)
-    st=$("$bin" status "$src" --json)
-    t1=$(date +%s%N)
-    case "$st" in *'"state": "current"'*) ;; *) echo "status is not current: $st" >&2; exit 1 ;; esac
-    statuses+=($((t1 - t0)))
-  done
+  read -r iw ic < <(timed "$runs" '"changed": false' "$bin" install "$src" --json)
+  read -r sw sc < <(timed "$runs" '"state": "current"' "$bin" status "$src" --json)
   after=$(listing)
   if [ "$before" != "$after" ]; then
     echo "FAIL: a no-op install or status wrote to disk ($n files):" >&2
     diff <(echo "$before") <(echo "$after") | head -20 >&2 || true
     exit 1
   fi
-  mi=$(printf '%s\n' "${installs[@]}" | median)
-  ms=$(printf '%s\n' "${statuses[@]}" | median)
-  base_install=${base_install:-$mi}
-  base_status=${base_status:-$ms}
-  printf '%-8s %11s ms %11s ms %11s ms %11sx %11sx\n' "$n" "$(ms_of "$first")" "$(ms_of "$mi")" "$(ms_of "$ms")" \
-    "$(awk -v a="$mi" -v b="$base_install" 'BEGIN { printf "%.2f", a / b }')" \
-    "$(awk -v a="$ms" -v b="$base_status" 'BEGIN { printf "%.2f", a / b }')"
+  base_iw=${base_iw:-$iw} base_ic=${base_ic:-$ic} base_sw=${base_sw:-$sw} base_sc=${base_sc:-$sc}
+  printf '%-7s %10s ms | %9s / %6s ms %6s/%6s | %9s / %6s ms %6s/%6s\n' "$n" "$(ms_of "$first")" \
+    "$(ms_of "$iw")" "$(ms_of "$ic")" "$(ratio "$iw" "$base_iw")" "$(ratio "$ic" "$base_ic")" \
+    "$(ms_of "$sw")" "$(ms_of "$sc")" "$(ratio "$sw" "$base_sw")" "$(ratio "$sc" "$base_sc")"
   rm -rf "$root"
 done
-echo "($bin, median of $runs runs per no-op figure; ratios to the first size, same run; the no-op installs and statuses wrote nothing)"
+echo "($bin, median of $runs runs per no-op figure, wall and CPU (user + system); ratios to the first size, same run;"
+echo " the no-op installs and statuses wrote nothing; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "budgets: first install of 5,000 files <= 1000 ms; no-op install of 50,000 files <= 100 ms"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Crash, concurrency and hostile-input experiments against the `fable` binary (docs/reliability.md).
+"""Crash, concurrency, hostile-input, evaluator and disk-full experiments against the `fable`
+binary (docs/reliability.md).
 
     python3 tests/reliability/run.py            # fast subset (CI): 30 kills, 4 processes, ~4 s
     python3 tests/reliability/run.py --full     # 300 kills, 16 processes, 500+ edits
-    python3 tests/reliability/run.py --only crash|concurrency|hostile
+    python3 tests/reliability/run.py --only crash|concurrency|hostile|evaluator|diskfull
 
 FABLE_BIN names the binary (default target/debug/fable). Exit 0 when every invariant held; each
 violation is printed. Everything runs in a temp directory; nothing outside it is touched.
@@ -441,6 +442,86 @@ def hostile():
           f"4 special settings files x install (and doctor, but for the read-only one))")
 
 
+def evaluator(procs, per_proc, kills, seed):
+    """PostToolUse mutation records under load and under SIGKILL (docs/design.md, "Durability of
+    the evaluator's records"): `procs` concurrent hook processes, `per_proc` each, must advance
+    the generation exactly once per process (folded debt included); then hooks killed at random
+    instants must never leave state.json torn, and never lose a record that was written."""
+    rng = random.Random(seed)
+    sb = Sandbox()
+    try:
+        proj = os.path.join(sb.tmp, "project")
+        os.makedirs(proj)
+        code, _, err = sb.run("init", "--dir", proj)
+        state_path = os.path.join(proj, ".fable", "state.json")
+        if not os.path.exists(state_path):
+            fail(f"evaluator: fable init made no state ({err.strip()[:200]})")
+            return
+        payload = json.dumps({"session_id": "s", "cwd": proj, "hook_event_name": "PostToolUse",
+                              "tool_name": "Write", "tool_input": {"file_path": os.path.join(proj, "a.txt"), "content": "x"},
+                              "tool_response": {"success": True}}).encode()
+
+        def hook():
+            return subprocess.Popen([BIN, "hook", "post-tool-use"], env=sb.env(), cwd=proj,
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def generation():
+            with open(state_path) as f:
+                s = json.load(f)
+            pending = os.path.join(proj, ".fable", "pending-mutations")
+            tokens = len(os.listdir(pending)) if os.path.isdir(pending) else 0
+            return s["mutationGeneration"], tokens
+
+        g0, _ = generation()
+        bad = []
+
+        def worker():
+            for _ in range(per_proc):
+                p = hook()
+                _, e = p.communicate(payload, timeout=60)
+                if p.returncode != 0:
+                    bad.append(f"exit {p.returncode}: {e.decode(errors='replace')[:200]}")
+
+        ws = [threading.Thread(target=worker) for _ in range(procs)]
+        for w in ws:
+            w.start()
+        for w in ws:
+            w.join()
+        for b in bad:
+            fail(f"evaluator: a post-tool-use {b}")
+        g1, tokens = generation()
+        if g1 + tokens - g0 != procs * per_proc:
+            fail(f"evaluator: {procs * per_proc} mutations recorded as {g1 - g0} + {tokens} pending")
+        # Kills at random instants: the state stays whole, and what was recorded stays.
+        torn = 0
+        window = 0.004
+        for i in range(kills):
+            before, before_tokens = generation()
+            p = hook()
+            p.stdin.write(payload)
+            p.stdin.close()
+            time.sleep(rng.uniform(0, window))
+            p.kill()
+            p.wait()
+            try:
+                after, after_tokens = generation()
+            except (ValueError, KeyError, OSError) as e:
+                torn += 1
+                fail(f"evaluator: kill {i}: state.json unreadable after the kill: {e}")
+                continue
+            moved = (after + after_tokens) - (before + before_tokens)
+            if moved not in (0, 1):
+                fail(f"evaluator: kill {i}: the generation moved by {moved}")
+        p = hook()
+        p.communicate(payload, timeout=60)
+        left = [n for n in os.listdir(os.path.join(proj, ".fable")) if ".tmp-" in n]
+        print(f"evaluator: {procs} concurrent processes x {per_proc} post-tool-use: generation +{g1 - g0} "
+              f"and {tokens} pending (expected {procs * per_proc}); {kills} kills mid-hook, {torn} torn states; "
+              f"{len(left)} temp files left for the next transaction's sweep")
+    finally:
+        sb.close()
+
+
 def free_bytes(path):
     st = os.statvfs(path)
     return st.f_bavail * st.f_frsize
@@ -635,6 +716,11 @@ def main():
             concurrency(4, 4, 60)
     if a.only in (None, "hostile"):
         hostile()
+    if a.only in (None, "evaluator"):
+        if a.full:
+            evaluator(16, 25, 300, a.seed)
+        else:
+            evaluator(4, 10, 30, a.seed)
     if a.only in (None, "diskfull"):
         diskfull(a.full)
     print(f"{len(failures)} failure(s) in {time.time() - t:.1f} s")
