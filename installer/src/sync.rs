@@ -295,10 +295,12 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
             manifest_digest: p.manifest_digest.clone(),
             stat_cache: p.stat_cache.clone(),
         };
-        store.write_record(&record)?;
+        // The tree cache first: it only describes the live tree (checked against the disk
+        // on every walk), so a failure after it (a full disk) leaves the record as it was.
         if let Some((cache, _)) = &p.tree_cache {
             store.write_tree_cache(&p.key, cache)?;
         }
+        store.write_record(&record)?;
     }
     if switching {
         crate::testpoint::pause("before-switch");

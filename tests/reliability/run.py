@@ -583,12 +583,31 @@ def diskfull_child(tmp, full):
 
     settings = os.path.join(home, ".claude", "settings.json")
     cases = failed_cleanly = 0
-    # Free space left by the filler: from nothing to what a whole install needs, so the failure
-    # lands in every step (journal, generation, record, backups, settings).
-    leaves = [0, 4096, 16384, 65536, 131072, 262144, 524288, 1 << 20]
-    if full:
-        leaves = sorted(set(leaves + [k * 8192 for k in range(1, 160, 3)]))
+    example = ""
+    where = set()
+    def need(start):
+        """Bytes a whole install takes on the tmpfs from this starting point."""
+        subprocess.run(["rm", "-rf", home])
+        write(settings, "{}\n")
+        make_source(src, "A")
+        if start == "update":
+            fable("install", src)
+            make_source(src, "B")
+        before = free_bytes(mnt)
+        fable("install", src)
+        return before - free_bytes(mnt)
+
+    levels = 60 if full else 12
     for start in ["fresh", "update"]:
+        # Free space left by the filler, from nothing to what the whole install takes (in
+        # pages), so that the failure lands in every step: journal, generation, record,
+        # backups, settings.
+        total = need(start)
+        leaves = {(total * k // levels) // 4096 * 4096 for k in range(levels + 1)}
+        # Page by page near the end, where the record, the tree cache, the backups and the
+        # settings file are written after the generation.
+        leaves |= {max(total // 4096 * 4096 - k * 4096, 0) for k in range(-1, 24 if full else 12)}
+        leaves = sorted(leaves)
         for leave in leaves:
             subprocess.run(["rm", "-rf", home])
             write(settings, '{\n  "model": "opus",\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}\n}\n')
@@ -617,11 +636,16 @@ def diskfull_child(tmp, full):
                     fail(f"diskfull {start} leave={leave}: exit 0 but current is not {want}")
             else:
                 failed_cleanly += 1
+                step = err.strip().splitlines()[-1] if err.strip() else ""
+                where.add("/gen/" in step and "generation" or "source.json" in step and "record"
+                          or "tree-cache" in step and "tree cache" or "journal" in step and "journal"
+                          or "backups" in step and "backups" or "settings" in step and "settings" or "other")
                 if "No space left on device" not in err or mnt not in err:
                     fail(f"diskfull {start} leave={leave}: exit {code} without a no-space error naming a path: {err.strip()[:300]}")
                 # Every file the user and earlier installs made is as it was.
                 for p, v in before.items():
-                    if after.get(p) != v and "/journal/" not in p:
+                    # The tree cache only describes the live tree (it is checked against the disk).
+                    if after.get(p) != v and "/journal/" not in p and not p.endswith("/tree-cache"):
                         fail(f"diskfull {start} leave={leave}: {p} changed")
                         break
                 new = [p for p in after if p not in before and "/journal" not in p
@@ -634,7 +658,11 @@ def diskfull_child(tmp, full):
                             fail(f"diskfull {start} leave={leave}: partial generation {gen}")
                             break
                 os.remove(filler)
-            # With room again, one install (or the doctor) converges.
+            if leave == leaves[len(leaves) // 2] and start == "update":
+                example = err.strip().splitlines()[-1] if err.strip() else ""
+            # With room again, the doctor's repair converges (it finishes a failed install's
+            # journal), and the install after it is a no-op.
+            code, out, err = fable("doctor", "--no-probe", "--fix")
             code, out, err = fable("install", src)
             if code != 0:
                 fail(f"diskfull {start} leave={leave}: install after freeing space exited {code}: {err.strip()[:300]}")
@@ -645,10 +673,12 @@ def diskfull_child(tmp, full):
                 fail(f"diskfull {start} leave={leave}: status after freeing space is {state}")
             journals = os.listdir(os.path.join(env["FABLE_HOME"], "journal"))
             if journals:
-                fail(f"diskfull {start} leave={leave}: journals left after a clean install: {journals}")
+                fail(f"diskfull {start} leave={leave}: journals left after doctor --fix and an install: {journals}")
     subprocess.run(["umount", mnt])
+    print(f"diskfull: e.g. {example}")
     print(f"diskfull: {cases} installs on a full 6 MiB tmpfs (FABLE_HOME and ~/.claude; fresh and update, "
-          f"{len(leaves)} fill levels), {failed_cleanly} failed cleanly, the rest had room")
+          f"free space from 0 to what the install takes in {levels} steps), {failed_cleanly} failed cleanly, "
+          f"the rest had room and completed; failures hit: {', '.join(sorted(where))}")
 
 
 def check_current_at(fable_home, versions):
