@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Benchmark of the bundled evaluator (docs/design.md, "Budgets"): `fable-hook pre-tool-use` in a project
-# with 50 evidence records and 20 cards, median wall per process and peak RSS, side by side with
-# a Python 3 hook doing the same discovery, state read and mutation (payload/BENCH.md).
+# Benchmarks of the bundled evaluator (docs/design.md, "Budgets"):
+#  1. `fable-hook pre-tool-use` in a project with 50 evidence records and 20 cards, median wall
+#     per process and peak RSS, side by side with a Python 3 hook doing the same discovery,
+#     state read and mutation (payload/BENCH.md);
+#  2. every event (pre-tool-use, post-tool-use, stop, session-start) of the installed bundled
+#     evaluator beside an empty Rust binary's spawn, interleaved in one run, and a 1 MiB payload
+#     beside a small one (payload/benches/spawn_floor.rs).
 #   bash benches/evaluator.sh            # full run (300 processes per row)
 #   bash benches/evaluator.sh --smoke    # CI: 20 processes per row; checks correctness only
 #   bash benches/evaluator.sh --iters 1000
@@ -13,7 +17,13 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 # CI a release build with LTO).
 if [[ " $* " == *" --smoke "* ]]; then
   cargo build --quiet --bin fable
-  exec cargo bench --quiet --profile dev -p fable-payload --bench hook_latency -- --fable "$target/debug/fable" "$@"
+  cargo build --quiet -p fable-payload --example spawn_floor
+  cargo bench --quiet --profile dev -p fable-payload --bench hook_latency -- --fable "$target/debug/fable" "$@"
+  exec cargo bench --quiet --profile dev -p fable-payload --bench spawn_floor -- --fable "$target/debug/fable" \
+    --floor "$target/debug/examples/spawn_floor" "$@"
 fi
 cargo build --release --quiet --bin fable
-exec cargo bench --quiet -p fable-payload --bench hook_latency -- --fable "$target/release/fable" "$@"
+cargo build --release --quiet -p fable-payload --example spawn_floor
+cargo bench --quiet -p fable-payload --bench hook_latency -- --fable "$target/release/fable" "$@"
+exec cargo bench --quiet -p fable-payload --bench spawn_floor -- --fable "$target/release/fable" \
+  --floor "$target/release/examples/spawn_floor" "$@"

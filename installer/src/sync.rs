@@ -10,7 +10,9 @@ use serde::Serialize;
 use fable_snapshot::hash::{hash_files, StatCache};
 use fable_snapshot::key::{source_key, DEFAULT_KEY};
 use fable_snapshot::manifest::Manifest;
-use fable_snapshot::source_set::{source_paths, Content, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::source_set::{Content, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::tree_cache::TreeCache;
+use fable_snapshot::walk::hash_source;
 use fable_snapshot::SourceRecord;
 
 use crate::default_source;
@@ -74,7 +76,11 @@ pub struct Prepared {
     pub manifest: Manifest,
     pub manifest_digest: String,
     pub tree_hash: String,
+    /// The default source's stat cache (its binary); empty for a checkout.
     pub stat_cache: StatCache,
+    /// A checkout's tree cache as this walk saw it, and whether it differs from the recorded
+    /// one (racy marks aside); `None` for the default source.
+    pub tree_cache: Option<(TreeCache, bool)>,
     pub record: Option<SourceRecord>,
     /// What `current` points at now.
     pub current: Option<String>,
@@ -87,16 +93,20 @@ impl Prepared {
             || !home.store().current_is_complete(&self.key)
     }
 
-    /// True when the record (stat cache, tree hash) differs from what commit would write.
+    /// True when the record (stat cache, tree hash) or the tree cache differs from what
+    /// commit would write.
     pub fn record_stale(&self) -> bool {
-        match &self.record {
-            None => true,
-            Some(r) => {
-                r.tree_hash != self.tree_hash
-                    || r.stat_cache != self.stat_cache
-                    || r.source != self.source
+        self.tree_cache
+            .as_ref()
+            .is_some_and(|(_, changed)| *changed)
+            || match &self.record {
+                None => true,
+                Some(r) => {
+                    r.tree_hash != self.tree_hash
+                        || r.stat_cache != self.stat_cache
+                        || r.source != self.source
+                }
             }
-        }
     }
 }
 
@@ -104,13 +114,26 @@ impl Prepared {
 /// installed is refused with every problem found at once (its source set's and its
 /// manifest's), each with its fix ([`fable_snapshot::Error::Refused`]).
 pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
+    prepare_with(home, spec, None)
+}
+
+/// [`prepare`], walking a checkout against `seen` (what an earlier walk in this process saw,
+/// such as an install's plan before it took the lock: [`Prepared::tree_cache`]) instead of the
+/// recorded tree cache, so that planning twice hashes each unchanged file once. The cache
+/// counts as changed when either walk found it changed.
+pub fn prepare_with(
+    home: &FableHome,
+    spec: &SourceSpec,
+    seen: Option<&(TreeCache, bool)>,
+) -> Result<Prepared> {
     let store = home.store();
-    let (key, source, files, config) = match spec {
+    let (key, source, files, config, hashed) = match spec {
         SourceSpec::Default => (
             DEFAULT_KEY.to_string(),
             None,
             default_source::files()?,
             SourceConfig::default(),
+            None,
         ),
         SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => {
             let real = p.canonicalize().at(p)?;
@@ -126,19 +149,6 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                     message: "a hook source must be a directory holding hooks/hooks.json".into(),
                 });
             }
-            let config = SourceConfig::load(&real)?;
-            let files = match source_paths(&real, &config) {
-                Ok(files) => files,
-                Err(fable_snapshot::Error::Refused { path, mut problems }) => {
-                    // The manifest's own problems are reported in the same round.
-                    let manifest = real.join(MANIFEST_PATH);
-                    if let Ok(text) = std::fs::read_to_string(&manifest) {
-                        problems.extend(Manifest::problems_of(&text, &manifest));
-                    }
-                    return Err(fable_snapshot::Error::Refused { path, problems }.into());
-                }
-                Err(e) => return Err(e.into()),
-            };
             let key = match spec {
                 SourceSpec::Named { key, .. } => {
                     if !fable_snapshot::store::is_valid_key(key) || key == DEFAULT_KEY {
@@ -153,7 +163,27 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
                 }
                 _ => source_key(&real),
             };
-            (key, Some(real), files, config)
+            let config = SourceConfig::load(&real)?;
+            let recorded = match seen {
+                Some(_) => None,
+                None => store.read_tree_cache(&key),
+            };
+            let against = seen.map(|(c, _)| c).or(recorded.as_ref());
+            let walked = match hash_source(&real, &config, against) {
+                Ok(walked) => walked,
+                Err(fable_snapshot::Error::Refused { path, mut problems }) => {
+                    // The manifest's own problems are reported in the same round.
+                    let manifest = real.join(MANIFEST_PATH);
+                    if let Ok(text) = std::fs::read_to_string(&manifest) {
+                        problems.extend(Manifest::problems_of(&text, &manifest));
+                    }
+                    return Err(fable_snapshot::Error::Refused { path, problems }.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let changed = walked.cache_changed || seen.is_some_and(|(_, c)| *c);
+            let hashed = Some((walked.tree_hash, walked.cache, changed));
+            (key, Some(real), walked.files, config, hashed)
         }
     };
     let manifest_file = files.iter().find(|f| f.rel == MANIFEST_PATH);
@@ -185,7 +215,13 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
         .into());
     }
     let record = store.read_record(&key)?;
-    let (tree_hash, _, stat_cache) = hash_files(&files, record.as_ref().map(|r| &r.stat_cache))?;
+    let (tree_hash, stat_cache, tree_cache) = match hashed {
+        Some((hash, cache, changed)) => (hash, StatCache::default(), Some((cache, changed))),
+        None => {
+            let (h, _, c) = hash_files(&files, record.as_ref().map(|r| &r.stat_cache))?;
+            (h, c, None)
+        }
+    };
     let current = store.current_hash(&key);
     Ok(Prepared {
         key,
@@ -196,6 +232,7 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
         manifest_digest: fable_snapshot::hash::hash_reader(text.as_bytes()).unwrap_or_default(),
         tree_hash,
         stat_cache,
+        tree_cache,
         record,
         current,
     })
@@ -258,6 +295,11 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
             manifest_digest: p.manifest_digest.clone(),
             stat_cache: p.stat_cache.clone(),
         };
+        // The tree cache first: it only describes the live tree (checked against the disk
+        // on every walk), so a failure after it (a full disk) leaves the record as it was.
+        if let Some((cache, _)) = &p.tree_cache {
+            store.write_tree_cache(&p.key, cache)?;
+        }
         store.write_record(&record)?;
     }
     if switching {

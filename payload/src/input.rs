@@ -101,34 +101,48 @@ pub struct Scanner {
 
 impl Scanner {
     /// Feeds the next chunk; returns true once the object is complete or the input invalid.
+    /// Inside a string it skips to the next quote or backslash at once (a large payload is
+    /// mostly one long string: a file's content, a command's output).
     pub fn feed(&mut self, chunk: &[u8]) -> bool {
-        for (i, &b) in chunk.iter().enumerate() {
+        let mut i = 0;
+        while i < chunk.len() {
             if self.end.is_some() || self.invalid {
                 return true;
             }
+            let b = chunk[i];
             if !self.started {
                 match b {
-                    b' ' | b'\t' | b'\n' | b'\r' => continue,
+                    b' ' | b'\t' | b'\n' | b'\r' => {}
                     // A UTF-8 byte-order mark is tolerated before the object.
-                    0xEF | 0xBB | 0xBF if self.seen + i < 3 => continue,
+                    0xEF | 0xBB | 0xBF if self.seen + i < 3 => {}
                     b'{' => {
                         self.started = true;
                         self.depth = 1;
-                        continue;
                     }
                     _ => {
                         self.invalid = true;
                         return true;
                     }
                 }
+                i += 1;
+                continue;
             }
             if self.in_string {
                 if self.escape {
                     self.escape = false;
-                } else if b == b'\\' {
-                    self.escape = true;
-                } else if b == b'"' {
-                    self.in_string = false;
+                    i += 1;
+                    continue;
+                }
+                match memchr::memchr2(b'"', b'\\', &chunk[i..]) {
+                    None => break,
+                    Some(off) => {
+                        if chunk[i + off] == b'\\' {
+                            self.escape = true;
+                        } else {
+                            self.in_string = false;
+                        }
+                        i += off + 1;
+                    }
                 }
                 continue;
             }
@@ -145,6 +159,7 @@ impl Scanner {
                 }
                 _ => {}
             }
+            i += 1;
         }
         self.seen += chunk.len();
         self.end.is_some() || self.invalid

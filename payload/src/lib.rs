@@ -481,7 +481,7 @@ fn run(raw: &[OsString]) -> i32 {
     }
     let payload = input::read_fd(0, input::Limits::from_env());
     let obj = input::to_object(&payload);
-    let config = Config::from_env();
+    let config = Config::hook_from_env();
     let req = Request {
         event,
         host: args.host,

@@ -20,7 +20,9 @@ pub const MAX_LEDGER_BYTES: u64 = 4 << 20;
 pub struct Config {
     /// Longest wait for `.fable/state.lock` (`FABLE_LOCK_WAIT_MS`, default 1000 ms).
     pub lock_wait: Duration,
-    /// fsync files and directories on write (always true outside in-process tests).
+    /// fsync files and directories on write: true for the agent commands, false for the
+    /// evaluator ([`Config::hook_from_env`]), whose records are atomic (temp file + rename)
+    /// but not flushed (docs/design.md, "Durability of the evaluator's records").
     pub durable: bool,
     /// Delegations at least this long need an open card (`FABLE_SPAWN_MIN_CHARS`, 1500).
     pub spawn_min_chars: usize,
@@ -41,6 +43,17 @@ impl Default for Config {
 }
 
 impl Config {
+    /// [`Config::from_env`] for the evaluator: its writes (the mutation record, debt tokens,
+    /// stop counts) are renamed into place without fsync. A process crash at any instant keeps
+    /// the old or the new file (what reached the page cache survives the process); a power
+    /// loss can lose the last records, as docs/design.md says.
+    pub fn hook_from_env() -> Self {
+        Config {
+            durable: false,
+            ..Config::from_env()
+        }
+    }
+
     /// The defaults overridden by `FABLE_LOCK_WAIT_MS`, `FABLE_SPAWN_MIN_CHARS` and
     /// `FABLE_STOP_BLOCK_LIMIT` (there is no project configuration file).
     pub fn from_env() -> Self {

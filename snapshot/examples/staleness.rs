@@ -1,8 +1,8 @@
 //! Benchmark driver for the staleness nudge (`benches/nudge.sh`).
 //!
 //! - `staleness setup DIR NFILES`: creates a hook source of NFILES files in `DIR/src` and syncs
-//!   it into a fable home in `DIR/fable-home` (generation, `current`, `source.json` with a warm
-//!   stat cache), then prints the path the evaluator would run as
+//!   it into a fable home in `DIR/fable-home` (generation, `current`, `source.json` and a warm
+//!   tree cache), then prints the path the evaluator would run as
 //!   (`.../sources/<key>/gen/<hash>/bin/fable-hook`).
 //! - `staleness check EXE [N]`: runs the check N times (default 1) in this process and prints
 //!   the nudge (or `current`) and min / median / max per check.
@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fable_snapshot::hash::hash_files;
-use fable_snapshot::source_set::{source_paths, SourceConfig};
+use fable_snapshot::source_set::SourceConfig;
 use fable_snapshot::staleness::nudge_for;
+use fable_snapshot::walk::hash_source;
 use fable_snapshot::{source_key, SourceRecord, Store};
 
 fn setup(dir: &Path, n: usize) -> Result<PathBuf, Box<dyn std::error::Error>> {
@@ -34,14 +34,15 @@ fn setup(dir: &Path, n: usize) -> Result<PathBuf, Box<dyn std::error::Error>> {
         )?;
     }
     let src = src.canonicalize()?;
-    // The files were written well before the sync, as in real use (the fast path trusts
-    // nothing modified in the second of the sync).
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // The files were written a moment before the sync, as in real use (the tree cache trusts
+    // nothing modified within its racy margin of the walk that recorded it).
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let key = source_key(&src);
     let store = Store::new(dir.join("fable-home"));
-    let files = source_paths(&src, &SourceConfig::default())?;
-    let (hash, _, cache) = hash_files(&files, None)?;
+    let walked = hash_source(&src, &SourceConfig::default(), None)?;
+    let (files, hash) = (walked.files, walked.tree_hash);
     store.write_generation(&key, &files, &hash)?;
+    store.write_tree_cache(&key, &walked.cache)?;
     store.switch_current(&key, &hash)?;
     store.write_record(&SourceRecord {
         key: key.clone(),
@@ -52,7 +53,7 @@ fn setup(dir: &Path, n: usize) -> Result<PathBuf, Box<dyn std::error::Error>> {
             .duration_since(std::time::UNIX_EPOCH)?
             .as_secs(),
         manifest_digest: String::new(),
-        stat_cache: cache,
+        stat_cache: Default::default(),
     })?;
     Ok(store.gen_dir(&key, &hash).join("bin/fable-hook"))
 }

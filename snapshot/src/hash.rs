@@ -40,18 +40,28 @@ pub struct HashedFile {
     pub sha256: String,
 }
 
+/// sha256 of a reader's content, streamed, as hex.
+pub fn hash_reader(r: impl Read) -> std::io::Result<String> {
+    Ok(hex(&hash_reader_raw(r)?))
+}
+
 /// sha256 of a reader's content, streamed.
-pub fn hash_reader(mut r: impl Read) -> std::io::Result<String> {
+pub fn hash_reader_raw(mut r: impl Read) -> std::io::Result<[u8; 32]> {
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
+    // Most source files are small: a stack buffer spares an allocation per file.
+    let mut buf = [0u8; 16 * 1024];
     loop {
-        let n = r.read(&mut buf)?;
+        let n = match r.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if n == 0 {
             break;
         }
         h.update(&buf[..n]);
     }
-    Ok(hex(&h.finalize()))
+    Ok(h.finalize().into())
 }
 
 /// Computes the tree hash of already-hashed entries (must be sorted by `rel`).

@@ -32,6 +32,19 @@ pub fn source_key(realpath: &Path) -> String {
     format!("{clean}-{}", &hex(&digest)[..12])
 }
 
+/// Lower-case hex of bytes, without the formatting machinery of [`hex`] (the tree hash of a
+/// large source hex-encodes one content hash per file).
+pub fn hex_fast(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 0xf)]);
+    }
+    // Only ASCII digits were pushed.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// Lower-case hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

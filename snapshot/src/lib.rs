@@ -10,6 +10,8 @@ pub mod manifest;
 pub mod source_set;
 pub mod staleness;
 pub mod store;
+pub mod tree_cache;
+pub mod walk;
 
 pub use error::{Error, Problem, Result};
 pub use hash::{hash_files, StatCache, TreeHash};

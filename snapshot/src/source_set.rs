@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::error::{Error, IoContext, Problem, Result};
+use crate::error::{Error, Problem, Result};
 
 /// Directory (relative to the source root) holding the manifest.
 pub const MANIFEST_DIR: &str = "hooks";
@@ -37,7 +37,7 @@ const JUNK_NAMES: &[&str] = &[
 
 /// The most files a source set may hold: a plugin root is copied whole, so a checkout that
 /// holds far more than hooks (a monorepo, a home directory) is refused rather than copied.
-pub const MAX_FILES: usize = 20_000;
+pub const MAX_FILES: usize = 100_000;
 /// The most bytes a source set may hold (see [`MAX_FILES`]).
 pub const MAX_BYTES: u64 = 512 * 1024 * 1024;
 /// File-name suffixes never part of a source set (compiled Python, editor backups and swaps).
@@ -157,104 +157,14 @@ pub(crate) fn is_junk(name: &str) -> bool {
 /// decides nothing (a built `dist/` is often ignored and still needed at run time). A symlink
 /// is followed only when its target stays inside the source; otherwise the source is refused,
 /// naming every such link ([`Error::Refused`]). A set over [`MAX_FILES`] or [`MAX_BYTES`] is
-/// refused, naming its largest directories.
+/// refused, naming its largest directories. The walk itself is [`crate::walk`], which also
+/// hashes the set against the source's tree cache ([`crate::walk::hash_source`]).
 pub fn source_paths(root: &Path, config: &SourceConfig) -> Result<Vec<SourceFile>> {
-    if !root.join(MANIFEST_PATH).is_file() {
-        return Err(Error::NoManifest {
-            path: root.to_path_buf(),
-        });
-    }
-    let real_root = root.canonicalize().at(root)?;
-    let excludes = exclude_matcher(&real_root, config)?;
-    for top in &config.include {
-        let top = top.trim_end_matches('/');
-        if std::fs::symlink_metadata(real_root.join(top)).is_err() {
-            return Err(Error::InvalidConfig {
-                path: real_root.join(CONFIG_FILE),
-                message: format!("include {top:?} does not exist"),
-            });
-        }
-    }
-    let walker = ignore::WalkBuilder::new(&real_root)
-        .standard_filters(false)
-        .hidden(false)
-        .parents(false)
-        .follow_links(true)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.depth() == 0 || !is_junk(&e.file_name().to_string_lossy()))
-        .build();
-    let mut out: Vec<SourceFile> = Vec::new();
-    let mut budget = Budget::default();
-    let mut escapes: Vec<Problem> = Vec::new();
-    // Links refused so far: what the walk finds under a refused directory link is skipped.
-    let mut refused_links: Vec<PathBuf> = Vec::new();
-    for entry in walker {
-        let entry = entry.map_err(|e| walk_error(&real_root, e))?;
-        let path = entry.path();
-        let rel_path = path.strip_prefix(&real_root).unwrap_or(path);
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if rel_path.as_os_str().is_empty()
-            || excludes
-                .matched_path_or_any_parents(rel_path, is_dir)
-                .is_ignore()
-        {
-            continue;
-        }
-        if refused_links.iter().any(|l| path.starts_with(l)) {
-            continue;
-        }
-        // Only links need resolving (canonicalising every file costs more than hashing a
-        // warm tree): a link, to a file or a directory, must stay inside the source.
-        if entry.path_is_symlink() {
-            let resolved = path.canonicalize().at(path)?;
-            if !resolved.starts_with(&real_root) {
-                let rel = rel_path.to_string_lossy();
-                escapes.push(Problem::new(
-                    path,
-                    format!("symlink points outside the source ({})", resolved.display()),
-                    format!(
-                        "copy {} into the plugin instead of linking it, or leave the link out in {CONFIG_FILE}: exclude = [\"{rel}\"]",
-                        resolved.display()
-                    ),
-                ));
-                refused_links.push(path.to_path_buf());
-                continue;
-            }
-        }
-        if is_dir {
-            continue;
-        }
-        let md = std::fs::metadata(path).at(path)?;
-        if !md.is_file() {
-            continue;
-        }
-        let Some(rel) = rel_path.to_str() else {
-            return Err(Error::Corrupt {
-                path: path.to_path_buf(),
-                message: "file name is not UTF-8; rename it (snapshots keep names exactly)".into(),
-            });
-        };
-        budget.add(rel, md.len(), &real_root)?;
-        use std::os::unix::fs::PermissionsExt;
-        out.push(SourceFile {
-            rel: rel.to_string(),
-            content: Content::Path(path.to_path_buf()),
-            executable: md.permissions().mode() & 0o111 != 0,
-        });
-    }
-    if !escapes.is_empty() {
-        return Err(Error::Refused {
-            path: real_root,
-            problems: escapes,
-        });
-    }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    out.dedup_by(|a, b| a.rel == b.rel);
-    Ok(out)
+    crate::walk::list_source(root, config)
 }
 
 /// The `exclude` patterns of `fable.toml`, gitignore-style, relative to the source root.
-fn exclude_matcher(
+pub(crate) fn exclude_matcher(
     real_root: &Path,
     config: &SourceConfig,
 ) -> Result<ignore::gitignore::Gitignore> {
@@ -276,14 +186,14 @@ fn exclude_matcher(
 /// Counts files and bytes against [`MAX_FILES`] / [`MAX_BYTES`], by top-level directory, so
 /// that a refusal can say what to exclude.
 #[derive(Default)]
-struct Budget {
+pub(crate) struct Budget {
     files: usize,
     bytes: u64,
     by_top: BTreeMap<String, (usize, u64)>,
 }
 
 impl Budget {
-    fn add(&mut self, rel: &str, len: u64, root: &Path) -> Result<()> {
+    pub(crate) fn add(&mut self, rel: &str, len: u64, root: &Path) -> Result<()> {
         self.files += 1;
         self.bytes = self.bytes.saturating_add(len);
         let top = rel.split('/').next().unwrap_or(rel).to_string();
@@ -315,20 +225,6 @@ impl Budget {
                 ),
             )],
         })
-    }
-}
-
-fn walk_error(start: &Path, e: ignore::Error) -> Error {
-    let path = match &e {
-        ignore::Error::WithPath { path, .. } => path.clone(),
-        _ => start.to_path_buf(),
-    };
-    match e.into_io_error() {
-        Some(io) => Error::io(path, io),
-        None => Error::Corrupt {
-            path,
-            message: "cannot walk the source (symlink loop?)".into(),
-        },
     }
 }
 
@@ -486,7 +382,8 @@ mod tests {
         }
         let err = b.add("hooks/x.sh", 1, root).unwrap_err().to_string();
         assert!(
-            err.contains("docs (20000 files") && err.contains("exclude = [\"docs/\"]"),
+            err.contains(&format!("docs ({MAX_FILES} files"))
+                && err.contains("exclude = [\"docs/\"]"),
             "{err}"
         );
     }

@@ -4,16 +4,12 @@
 //! The evaluator runs from `$FABLE_HOME/sources/<key>/gen/<tree-hash>/bin/fable-hook` (its own
 //! executable path, as `std::env::current_exe()` resolves it through the `current` link). From
 //! that path alone [`nudge_for`] derives FABLE_HOME, the source key and the generation, reads
-//! `source.json`, computes the live source's tree hash with the stat cache (only files whose
-//! stat changed are re-read), and compares it with the generation `current` names:
+//! `source.json`, computes the live source's tree hash with the source's caches (only files
+//! whose stat changed are re-read), and compares it with the generation `current` names:
 //!
-//! - a checkout source: first a fast path — every file of the recorded stat cache is stat'ed
-//!   (only those whose stat changed are re-read), and the directories holding them are checked
-//!   for modification since the sync (which catches added, removed and renamed files); when
-//!   the set of files provably did not change, the live tree hash comes from that alone.
-//!   Otherwise the full check:
-//!   [`source_paths`] + [`hash_files`] with the recorded stat cache, exactly as `fable status`
-//!   does;
+//! - a checkout source: the source set walked against the source's tree cache
+//!   ([`crate::walk::hash_source`]: one stat per file, no listing of a directory whose stat is
+//!   unchanged, re-hashing only files whose stat changed), exactly as `fable status` does;
 //! - the embedded default source (key `default`): the snapshot holds a copy of the fable
 //!   binary; the recorded binary path's stat is compared with the stat cache (re-hashed only
 //!   when its stat changed but its size did not), and combined with the generation's own
@@ -28,11 +24,12 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::hash::{hash_files, hash_reader, tree_hash, HashedFile, StatEntry};
+use crate::hash::{hash_reader, tree_hash, HashedFile, StatEntry};
 use crate::key::{hex, DEFAULT_KEY};
 use crate::manifest::shell_quote;
-use crate::source_set::{source_paths, SourceConfig, MANIFEST_PATH};
-use crate::store::{SourceRecord, Store};
+use crate::source_set::{SourceConfig, MANIFEST_PATH};
+use crate::store::Store;
+use crate::walk::hash_source;
 
 /// Relative path of the evaluator binary in the default source's generations (mirrors
 /// `fable_installer::default_source`, which this crate cannot depend on).
@@ -81,14 +78,9 @@ pub fn nudge_for(exe: &Path) -> Option<String> {
     let record = store.read_record(&origin.key).ok()??;
     match &record.source {
         Some(src) => {
-            let live = match fast_live_hash(src, &record) {
-                Some(h) => h,
-                None => {
-                    let config = SourceConfig::load(src).ok()?;
-                    let files = source_paths(src, &config).ok()?;
-                    hash_files(&files, Some(&record.stat_cache)).ok()?.0
-                }
-            };
+            let config = SourceConfig::load(src).ok()?;
+            let cache = store.read_tree_cache(&origin.key);
+            let live = hash_source(src, &config, cache.as_ref()).ok()?.tree_hash;
             (live != current).then(|| {
                 format!(
                     "fable: hook source {} changed since its snapshot; sessions still run the old version. Run `fable install {}` to take the change.",
@@ -105,130 +97,6 @@ pub fn nudge_for(exe: &Path) -> Option<String> {
         }
         None => None,
     }
-}
-
-/// The fast path: the live tree hash computed from the recorded stat cache, without listing
-/// the source set — `None` (use the full check) unless the set of files provably did not
-/// change. Every cached file is stat'ed; one whose stat changed is re-hashed (in place edits
-/// stay fast). The set is unchanged when every cached file still exists and no directory
-/// holding one (nor the source root's `fable.toml`, which shapes the set) was modified since the sync: adding, removing or renaming a file changes
-/// its directory's mtime. The cache's relative paths are trusted only when the cached hashes
-/// reproduce the recorded tree hash (not so after a rollback, or with symlinks in the source,
-/// whose cache key is the link's target). A file added to a directory that holds no file of
-/// the source set at all (one whose content is entirely git-ignored) is seen only by the full
-/// check of `fable status`.
-fn fast_live_hash(root: &Path, record: &SourceRecord) -> Option<String> {
-    if record.stat_cache.0.is_empty() {
-        return None;
-    }
-    let threshold = i64::try_from(record.synced_at)
-        .ok()?
-        .checked_mul(1_000_000_000)?;
-    let modified_since_sync = |md: &std::fs::Metadata| {
-        md.mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(md.mtime_nsec())
-            >= threshold
-            || md
-                .ctime()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(md.ctime_nsec())
-                >= threshold
-    };
-    let mut dirs: Vec<&Path> = Vec::new();
-    let mut last_parent: Option<&Path> = None;
-    let mut cached = Vec::with_capacity(record.stat_cache.0.len());
-    let mut live = Vec::with_capacity(record.stat_cache.0.len());
-    for (path_text, entry) in &record.stat_cache.0 {
-        let path = Path::new(path_text);
-        let md = std::fs::metadata(path).ok()?;
-        let rel = path.strip_prefix(root).ok()?.to_string_lossy().into_owned();
-        let (executable, sha256) = if same_stat(&md, entry) {
-            (entry.executable, entry.sha256.clone())
-        } else {
-            use std::os::unix::fs::PermissionsExt;
-            let sha = hash_reader(crate::fsutil::open_regular(path).ok()?).ok()?;
-            (md.permissions().mode() & 0o111 != 0, sha)
-        };
-        cached.push(HashedFile {
-            rel: rel.clone(),
-            executable: entry.executable,
-            sha256: entry.sha256.clone(),
-        });
-        live.push(HashedFile {
-            rel,
-            executable,
-            sha256,
-        });
-        // Cache keys are sorted, so files of one directory are adjacent.
-        let parent = path.parent();
-        if parent != last_parent {
-            last_parent = parent;
-            let mut dir = parent;
-            while let Some(d) = dir {
-                if !d.starts_with(root) || dirs.contains(&d) {
-                    break;
-                }
-                dirs.push(d);
-                dir = d.parent();
-            }
-        }
-    }
-    for d in &dirs {
-        if modified_since_sync(&std::fs::metadata(d).ok()?) && !same_listing(d, &dirs, record) {
-            return None;
-        }
-    }
-    for extra in [crate::source_set::CONFIG_FILE] {
-        match std::fs::metadata(root.join(extra)) {
-            Ok(md) if modified_since_sync(&md) => return None,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(_) => return None,
-        }
-    }
-    cached.sort_by(|a, b| a.rel.cmp(&b.rel));
-    if tree_hash(&cached) != record.tree_hash {
-        return None;
-    }
-    live.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Some(tree_hash(&live))
-}
-
-/// True when directory `dir` holds exactly the names the stat cache expects: its cached files
-/// and its subdirectories that hold cached files. A directory modified since the sync with the
-/// same names had files replaced (an editor's save-by-rename, a `git checkout`), which the
-/// per-file stat check already sees; any other name (a new file, or one the source set
-/// ignores) sends the caller to the full check.
-fn same_listing(dir: &Path, dirs: &[&Path], record: &SourceRecord) -> bool {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    let mut expected: Vec<&std::ffi::OsStr> = record
-        .stat_cache
-        .0
-        .keys()
-        .map(Path::new)
-        .filter(|p| p.parent() == Some(dir))
-        .chain(dirs.iter().copied().filter(|d| d.parent() == Some(dir)))
-        .filter_map(Path::file_name)
-        .collect();
-    expected.sort();
-    expected.dedup();
-    let mut found = 0;
-    for entry in rd {
-        let Ok(entry) = entry else {
-            return false;
-        };
-        if expected
-            .binary_search(&entry.file_name().as_os_str())
-            .is_err()
-        {
-            return false;
-        }
-        found += 1;
-    }
-    found == expected.len()
 }
 
 fn same_stat(md: &std::fs::Metadata, cached: &StatEntry) -> bool {
@@ -295,7 +163,9 @@ fn binary_sha(path: &Path, cached: &StatEntry) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source_set::{Content, SourceFile};
+    use crate::hash::{hash_files, StatCache};
+    use crate::source_set::{source_paths, Content, SourceFile};
+    use crate::store::SourceRecord;
     use std::fs;
     use std::sync::Arc;
 
@@ -304,8 +174,24 @@ mod tests {
     fn sync(home: &Path, key: &str, src: Option<&Path>, files: Vec<SourceFile>) -> PathBuf {
         let store = Store::new(home);
         let previous = store.read_record(key).unwrap();
-        let (hash, _, cache) =
-            hash_files(&files, previous.as_ref().map(|r| &r.stat_cache)).unwrap();
+        let (hash, cache) = match src {
+            // A checkout's stats live in its tree cache, as the installer records them.
+            Some(src) => {
+                let walked = hash_source(
+                    src,
+                    &SourceConfig::default(),
+                    store.read_tree_cache(key).as_ref(),
+                )
+                .unwrap();
+                store.write_tree_cache(key, &walked.cache).unwrap();
+                (walked.tree_hash, StatCache::default())
+            }
+            None => {
+                let (hash, _, cache) =
+                    hash_files(&files, previous.as_ref().map(|r| &r.stat_cache)).unwrap();
+                (hash, cache)
+            }
+        };
         store.write_generation(key, &files, &hash).unwrap();
         store.switch_current(key, &hash).unwrap();
         store
@@ -349,9 +235,9 @@ mod tests {
         let src = d.path().join("my hooks");
         checkout(&src);
         let home = d.path().join("fh");
-        // Edits happen well before a sync, so that the fast path (nothing modified since the
-        // sync) is taken.
-        std::thread::sleep(std::time::Duration::from_millis(1100));
+        // Edits happen well before a sync, so that the tree cache records settled entries (not
+        // racy ones, which are re-checked every time) and its shortcuts are what is tested.
+        std::thread::sleep(std::time::Duration::from_millis(300));
         let files = source_paths(&src, &SourceConfig::default()).unwrap();
         sync(&home, "plug", Some(&src), files);
         let store = Store::new(&home);

@@ -6,11 +6,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use crate::error::{Error, IoContext, Result};
-use crate::fsutil::{create_dir_all_mode, fsync_dir, switch_symlink, unique, write_atomic};
+use crate::fsutil::{
+    create_dir_all_mode, fsync_dir, switch_symlink, sync_filesystem, unique, write_atomic,
+};
 use crate::hash::{hash_reader, tree_hash, HashedFile, StatCache, TreeHash};
 use crate::source_set::{Content, SourceFile};
+use crate::tree_cache::TreeCache;
 
 /// Contents of `sources/<key>/source.json`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -27,7 +31,8 @@ pub struct SourceRecord {
     pub synced_at: u64,
     /// sha256 of the manifest text of the current generation.
     pub manifest_digest: String,
-    /// Stat cache of the live source files, as of the last sync or status check.
+    /// Stat cache of the embedded default source's binary (a checkout's files are in its tree
+    /// cache, `sources/<key>/tree-cache`; records of older versions may still hold them here).
     #[serde(default)]
     pub stat_cache: StatCache,
 }
@@ -104,6 +109,28 @@ impl Store {
         }
     }
 
+    fn tree_cache_path(&self, key: &str) -> PathBuf {
+        self.source_dir(key).join("tree-cache")
+    }
+
+    /// The source's tree cache ([`crate::tree_cache`]); `None` when there is none or it is
+    /// unreadable, torn or of another format (the cache is only an optimisation).
+    pub fn read_tree_cache(&self, key: &str) -> Option<TreeCache> {
+        use std::io::Read;
+        let f = fs::File::open(self.tree_cache_path(key)).ok()?;
+        let mut bytes = Vec::with_capacity(f.metadata().map_or(0, |m| m.len() as usize));
+        f.take(crate::tree_cache::MAX_CACHE_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        TreeCache::from_bytes(&bytes)
+    }
+
+    /// Records the source's tree cache atomically (a crash leaves the old or the new one).
+    pub fn write_tree_cache(&self, key: &str, cache: &TreeCache) -> Result<()> {
+        create_dir_all_mode(&self.source_dir(key), 0o700)?;
+        write_atomic(&self.tree_cache_path(key), &cache.to_bytes(), 0o600)
+    }
+
     /// Writes `source.json` atomically.
     pub fn write_record(&self, record: &SourceRecord) -> Result<()> {
         let path = self.record_path(&record.key);
@@ -131,8 +158,10 @@ impl Store {
     }
 
     /// Writes a complete generation for `files` (whose tree hash is `hash`) unless one that
-    /// verifies already exists. Files are copied into a temp directory, made read-only, fsynced
-    /// and the directory renamed into place, so a crash never leaves a partial generation.
+    /// verifies already exists. Files are copied into a temp directory and made read-only, the
+    /// copy is verified, then made durable with one `syncfs(2)` of the store's file system
+    /// (one journal commit instead of one per file; [`sync_filesystem`]) and only then renamed
+    /// into place, so a crash or a power loss never leaves a partial generation under its name.
     pub fn write_generation(&self, key: &str, files: &[SourceFile], hash: &str) -> Result<PathBuf> {
         let dest = self.gen_dir(key, hash);
         // A damaged generation of the same name is replaced only once the new copy is
@@ -145,43 +174,55 @@ impl Store {
         create_dir_all_mode(&gen_root, 0o755)?;
         let tmp = gen_root.join(format!(".tmp-{}-{}", std::process::id(), unique()));
         let result = (|| {
+            let mut made: Vec<PathBuf> = Vec::new();
+            let mut copied = Vec::with_capacity(files.len());
+            let mut buf = vec![0u8; 64 * 1024];
             for f in files {
                 let target = tmp.join(&f.rel);
                 if let Some(parent) = target.parent() {
-                    create_dir_all_mode(parent, 0o755)?;
-                }
-                match &f.content {
-                    Content::Path(p) => {
-                        let mut from = crate::fsutil::open_regular(p).at(p)?;
-                        let mut to = fs::File::create(&target).at(&target)?;
-                        std::io::copy(&mut from, &mut to).at(&target)?;
+                    // Most files share their directory with the one before.
+                    if made.last().map(PathBuf::as_path) != Some(parent) {
+                        create_dir_all_mode(parent, 0o755)?;
+                        made.push(parent.to_path_buf());
                     }
-                    Content::Bytes(b) => fs::write(&target, b).at(&target)?,
                 }
-                let mode = if f.executable { 0o555 } else { 0o444 };
-                fs::set_permissions(&target, fs::Permissions::from_mode(mode)).at(&target)?;
-                fs::File::open(&target)
-                    .and_then(|f| f.sync_all())
+                let mut to = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)
                     .at(&target)?;
+                // The bytes are hashed as they are copied: the copy is verified against the
+                // tree hash the plan computed without reading it back.
+                let sha256 = match &f.content {
+                    Content::Path(p) => {
+                        let from = crate::fsutil::open_regular(p).at(p)?;
+                        copy_hashing(from, &mut to, &mut buf).at(&target)?
+                    }
+                    Content::Bytes(b) => {
+                        std::io::Write::write_all(&mut to, b).at(&target)?;
+                        crate::key::hex_fast(&sha2::Sha256::digest(b))
+                    }
+                };
+                let mode = if f.executable { 0o555 } else { 0o444 };
+                to.set_permissions(fs::Permissions::from_mode(mode))
+                    .at(&target)?;
+                copied.push(HashedFile {
+                    rel: f.rel.clone(),
+                    executable: f.executable,
+                    sha256,
+                });
             }
-            // Directory entries must be durable too before the rename publishes the generation.
-            let mut dirs: Vec<PathBuf> = files
-                .iter()
-                .filter_map(|f| tmp.join(&f.rel).parent().map(Path::to_path_buf))
-                .collect();
-            dirs.sort();
-            dirs.dedup();
-            for d in dirs.iter().rev() {
-                fsync_dir(d)?;
-            }
-            fsync_dir(&tmp)?;
-            let got = self.hash_dir(&tmp)?;
+            copied.sort_by(|a, b| a.rel.cmp(&b.rel));
+            let got = tree_hash(&copied);
             if got != hash {
                 return Err(Error::Corrupt {
                     path: tmp.clone(),
                     message: format!("source changed while it was copied (hash {got}, expected {hash}); run the install again"),
                 });
             }
+            // Every file and directory entry of the copy must be durable before the rename
+            // publishes it: one sync of the whole file system.
+            sync_filesystem(&tmp)?;
             if damaged {
                 let aside = gen_root.join(format!(".damaged-{}-{}", std::process::id(), unique()));
                 fs::rename(&dest, &aside).at(&dest)?;
@@ -311,6 +352,26 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<HashedFile>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Copies `from` into `to` through `buf`, returning the hex sha256 of the bytes copied.
+fn copy_hashing(
+    mut from: impl std::io::Read,
+    to: &mut fs::File,
+    buf: &mut [u8],
+) -> std::io::Result<String> {
+    let mut h = sha2::Sha256::new();
+    loop {
+        let n = match from.read(buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+        std::io::Write::write_all(to, &buf[..n])?;
+    }
+    Ok(crate::key::hex_fast(&h.finalize()))
 }
 
 /// Removes a tree whose files may be read-only.

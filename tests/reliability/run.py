@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Crash, concurrency and hostile-input experiments against the `fable` binary (docs/reliability.md).
+"""Crash, concurrency, hostile-input, evaluator and disk-full experiments against the `fable`
+binary (docs/reliability.md).
 
     python3 tests/reliability/run.py            # fast subset (CI): 30 kills, 4 processes, ~4 s
     python3 tests/reliability/run.py --full     # 300 kills, 16 processes, 500+ edits
-    python3 tests/reliability/run.py --only crash|concurrency|hostile
+    python3 tests/reliability/run.py --only crash|concurrency|hostile|evaluator|diskfull
 
 FABLE_BIN names the binary (default target/debug/fable). Exit 0 when every invariant held; each
 violation is printed. Everything runs in a temp directory; nothing outside it is touched.
@@ -441,15 +442,300 @@ def hostile():
           f"4 special settings files x install (and doctor, but for the read-only one))")
 
 
+def evaluator(procs, per_proc, kills, seed):
+    """PostToolUse mutation records under load and under SIGKILL (docs/design.md, "Durability of
+    the evaluator's records"): `procs` concurrent hook processes, `per_proc` each, must advance
+    the generation exactly once per process (folded debt included); then hooks killed at random
+    instants must never leave state.json torn, and never lose a record that was written."""
+    rng = random.Random(seed)
+    sb = Sandbox()
+    try:
+        proj = os.path.join(sb.tmp, "project")
+        os.makedirs(proj)
+        code, _, err = sb.run("init", "--dir", proj)
+        state_path = os.path.join(proj, ".fable", "state.json")
+        if not os.path.exists(state_path):
+            fail(f"evaluator: fable init made no state ({err.strip()[:200]})")
+            return
+        payload = json.dumps({"session_id": "s", "cwd": proj, "hook_event_name": "PostToolUse",
+                              "tool_name": "Write", "tool_input": {"file_path": os.path.join(proj, "a.txt"), "content": "x"},
+                              "tool_response": {"success": True}}).encode()
+
+        def hook():
+            return subprocess.Popen([BIN, "hook", "post-tool-use"], env=sb.env(), cwd=proj,
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def generation():
+            with open(state_path) as f:
+                s = json.load(f)
+            pending = os.path.join(proj, ".fable", "pending-mutations")
+            tokens = len(os.listdir(pending)) if os.path.isdir(pending) else 0
+            return s["mutationGeneration"], tokens
+
+        g0, _ = generation()
+        bad = []
+
+        def worker():
+            for _ in range(per_proc):
+                p = hook()
+                _, e = p.communicate(payload, timeout=60)
+                if p.returncode != 0:
+                    bad.append(f"exit {p.returncode}: {e.decode(errors='replace')[:200]}")
+
+        ws = [threading.Thread(target=worker) for _ in range(procs)]
+        for w in ws:
+            w.start()
+        for w in ws:
+            w.join()
+        for b in bad:
+            fail(f"evaluator: a post-tool-use {b}")
+        g1, tokens = generation()
+        if g1 + tokens - g0 != procs * per_proc:
+            fail(f"evaluator: {procs * per_proc} mutations recorded as {g1 - g0} + {tokens} pending")
+        # Kills at random instants: the state stays whole, and what was recorded stays.
+        torn = 0
+        window = 0.004
+        for i in range(kills):
+            before, before_tokens = generation()
+            p = hook()
+            p.stdin.write(payload)
+            p.stdin.close()
+            time.sleep(rng.uniform(0, window))
+            p.kill()
+            p.wait()
+            try:
+                after, after_tokens = generation()
+            except (ValueError, KeyError, OSError) as e:
+                torn += 1
+                fail(f"evaluator: kill {i}: state.json unreadable after the kill: {e}")
+                continue
+            moved = (after + after_tokens) - (before + before_tokens)
+            if moved not in (0, 1):
+                fail(f"evaluator: kill {i}: the generation moved by {moved}")
+        p = hook()
+        p.communicate(payload, timeout=60)
+        left = [n for n in os.listdir(os.path.join(proj, ".fable")) if ".tmp-" in n]
+        print(f"evaluator: {procs} concurrent processes x {per_proc} post-tool-use: generation +{g1 - g0} "
+              f"and {tokens} pending (expected {procs * per_proc}); {kills} kills mid-hook, {torn} torn states; "
+              f"{len(left)} temp files left for the next transaction's sweep")
+    finally:
+        sb.close()
+
+
+def free_bytes(path):
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def fill(mnt, leave):
+    """Fills the file system at `mnt` until `leave` bytes are free (tmpfs counts pages)."""
+    filler = os.path.join(mnt, "filler")
+    want = max(free_bytes(mnt) - leave, 0)
+    with open(filler, "wb") as f:
+        chunk = b"\0" * (1 << 20)
+        while want > 0:
+            try:
+                f.write(chunk[:min(want, len(chunk))])
+                f.flush()
+            except OSError:
+                break
+            want -= min(want, len(chunk))
+    return filler
+
+
+def tree_state(root):
+    """Every path under `root` with its bytes (files) or link target: the whole state."""
+    out = {}
+    for base, dirs, names in os.walk(root):
+        for n in dirs + names:
+            p = os.path.join(base, n)
+            if os.path.islink(p):
+                out[p] = ("link", os.readlink(p))
+            elif os.path.isfile(p):
+                with open(p, "rb") as f:
+                    out[p] = ("file", f.read())
+            else:
+                out[p] = ("dir",)
+    return out
+
+
+def diskfull_child(tmp, full):
+    """Runs inside `unshare -rm`: FABLE_HOME and ~/.claude on a small tmpfs, filled up."""
+    mnt = os.path.join(tmp, "mnt")
+    os.makedirs(mnt)
+    size = 6 << 20
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", mnt],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"diskfull: skipped: cannot mount a tmpfs here ({r.stderr.strip()})")
+        return
+    src = os.path.join(tmp, "plugin")
+    versions = {"A": make_source(src, "A"), "B": make_source(src, "B")}
+    home = os.path.join(mnt, "home")
+    env = {"PATH": "/usr/bin:/bin", "HOME": home, "FABLE_HOME": os.path.join(home, ".fable"),
+           "LANG": "C", "NO_COLOR": "1", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": os.path.join(tmp, "gitconfig")}
+
+    def fable(*args):
+        p = subprocess.run([BIN, *args], env=env, cwd=tmp, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=60)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+    settings = os.path.join(home, ".claude", "settings.json")
+    cases = failed_cleanly = 0
+    example = ""
+    where = set()
+    def need(start):
+        """Bytes a whole install takes on the tmpfs from this starting point."""
+        subprocess.run(["rm", "-rf", home])
+        write(settings, "{}\n")
+        make_source(src, "A")
+        if start == "update":
+            fable("install", src)
+            make_source(src, "B")
+        before = free_bytes(mnt)
+        fable("install", src)
+        return before - free_bytes(mnt)
+
+    levels = 60 if full else 12
+    for start in ["fresh", "update"]:
+        # Free space left by the filler, from nothing to what the whole install takes (in
+        # pages), so that the failure lands in every step: journal, generation, record,
+        # backups, settings.
+        total = need(start)
+        leaves = {(total * k // levels) // 4096 * 4096 for k in range(levels + 1)}
+        # Page by page near the end, where the record, the tree cache, the backups and the
+        # settings file are written after the generation.
+        leaves |= {max(total // 4096 * 4096 - k * 4096, 0) for k in range(-1, 24 if full else 12)}
+        leaves = sorted(leaves)
+        for leave in leaves:
+            subprocess.run(["rm", "-rf", home])
+            write(settings, '{\n  "model": "opus",\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}\n}\n')
+            make_source(src, "A")
+            if start == "update":
+                code, _, err = fable("install", src)
+                if code != 0:
+                    fail(f"diskfull: baseline install exited {code}: {err}")
+                    return
+                make_source(src, "B")
+            before = tree_state(home)
+            filler = fill(mnt, leave)
+            code, out, err = fable("install", src)
+            cases += 1
+            after = tree_state(home)
+            after.pop(filler, None)
+            temps = [p for p in after if TEMP_MARK in os.path.basename(p) or "/gen/.tmp-" in p
+                     or os.path.basename(p).startswith(".tmp-")]
+            if temps:
+                fail(f"diskfull {start} leave={leave}: temp files left: {temps[:5]}")
+            if code == 0:
+                # Enough room after all: it must be a whole, correct install.
+                os.remove(filler)
+                want = "B" if start == "update" else "A"
+                if check_current_at(env["FABLE_HOME"], versions) != want:
+                    fail(f"diskfull {start} leave={leave}: exit 0 but current is not {want}")
+            else:
+                failed_cleanly += 1
+                step = err.strip().splitlines()[-1] if err.strip() else ""
+                where.add("/gen/" in step and "generation" or "source.json" in step and "record"
+                          or "tree-cache" in step and "tree cache" or "journal" in step and "journal"
+                          or "backups" in step and "backups" or "settings" in step and "settings" or "other")
+                if "No space left on device" not in err or mnt not in err:
+                    fail(f"diskfull {start} leave={leave}: exit {code} without a no-space error naming a path: {err.strip()[:300]}")
+                # Every file the user and earlier installs made is as it was.
+                for p, v in before.items():
+                    # The tree cache only describes the live tree (it is checked against the disk).
+                    if after.get(p) != v and "/journal/" not in p and not p.endswith("/tree-cache"):
+                        fail(f"diskfull {start} leave={leave}: {p} changed")
+                        break
+                new = [p for p in after if p not in before and "/journal" not in p
+                       and "/backups" not in p and not os.path.isdir(p)]
+                # New files are only ever complete ones (a generation is renamed in whole).
+                for p in new:
+                    if "/gen/" in p:
+                        gen = p.split("/gen/")[1].split("/")[0]
+                        if not gen.startswith(".") and not os.path.exists(os.path.join(p.split("/gen/")[0], "gen", gen, "hooks", "hooks.json")):
+                            fail(f"diskfull {start} leave={leave}: partial generation {gen}")
+                            break
+                os.remove(filler)
+            if leave == leaves[len(leaves) // 2] and start == "update":
+                example = err.strip().splitlines()[-1] if err.strip() else ""
+            # With room again, the doctor's repair converges (it finishes a failed install's
+            # journal), and the install after it is a no-op.
+            code, out, err = fable("doctor", "--no-probe", "--fix")
+            code, out, err = fable("install", src)
+            if code != 0:
+                fail(f"diskfull {start} leave={leave}: install after freeing space exited {code}: {err.strip()[:300]}")
+                continue
+            code, out, _ = fable("status", src, "--json")
+            state = json.loads(out)["sources"][0]["state"] if code == 0 else f"exit {code}"
+            if state != "current":
+                fail(f"diskfull {start} leave={leave}: status after freeing space is {state}")
+            journals = os.listdir(os.path.join(env["FABLE_HOME"], "journal"))
+            if journals:
+                fail(f"diskfull {start} leave={leave}: journals left after doctor --fix and an install: {journals}")
+    subprocess.run(["umount", mnt])
+    print(f"diskfull: e.g. {example}")
+    print(f"diskfull: {cases} installs on a full 6 MiB tmpfs (FABLE_HOME and ~/.claude; fresh and update, "
+          f"free space from 0 to what the install takes in {levels} steps), {failed_cleanly} failed cleanly, "
+          f"the rest had room and completed; failures hit: {', '.join(sorted(where))}")
+
+
+def check_current_at(fable_home, versions):
+    srcs = os.path.join(fable_home, "sources")
+    for k in os.listdir(srcs):
+        if k == "default":
+            continue
+        gen = os.path.realpath(os.path.join(srcs, k, "current"))
+        got = {}
+        for base, _, names in os.walk(gen):
+            for n in names:
+                with open(os.path.join(base, n)) as f:
+                    got[os.path.relpath(os.path.join(base, n), gen)] = f.read()
+        for name, exp in versions.items():
+            if got == exp:
+                return name
+    return None
+
+
+def diskfull(full):
+    """Runs the disk-full experiment in a user + mount namespace (skipped where not allowed)."""
+    tmp = tempfile.mkdtemp(prefix="fable-rel-full-")
+    try:
+        args = ["unshare", "-rm", sys.executable, os.path.abspath(__file__), "--diskfull-child", tmp]
+        if full:
+            args.append("--full")
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, timeout=900,
+                               env={**os.environ, "FABLE_BIN": BIN})
+        except FileNotFoundError:
+            print("diskfull: skipped: unshare is not installed")
+            return
+        if p.returncode != 0 and "FAIL:" not in p.stdout:
+            print(f"diskfull: skipped: cannot enter a user and mount namespace here ({p.stderr.strip()[:200]})")
+            return
+        sys.stdout.write(p.stdout)
+        for line in p.stdout.splitlines():
+            if line.startswith("FAIL:"):
+                failures.append(line[6:])
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", tmp], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
-    ap.add_argument("--only", choices=["crash", "concurrency", "hostile"])
+    ap.add_argument("--only", choices=["crash", "concurrency", "hostile", "diskfull", "evaluator"])
+    ap.add_argument("--diskfull-child", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     if not os.path.exists(BIN):
         print(f"no fable binary at {BIN} (build it, or set FABLE_BIN)")
         return 2
+    if a.diskfull_child:
+        diskfull_child(a.diskfull_child, a.full)
+        return 1 if failures else 0
     t = time.time()
     if a.only in (None, "crash"):
         crash(300 if a.full else 30, a.seed)
@@ -460,6 +746,13 @@ def main():
             concurrency(4, 4, 60)
     if a.only in (None, "hostile"):
         hostile()
+    if a.only in (None, "evaluator"):
+        if a.full:
+            evaluator(16, 25, 300, a.seed)
+        else:
+            evaluator(4, 10, 30, a.seed)
+    if a.only in (None, "diskfull"):
+        diskfull(a.full)
     print(f"{len(failures)} failure(s) in {time.time() - t:.1f} s")
     return 1 if failures else 0
 

@@ -158,9 +158,15 @@ impl Plan {
     }
 }
 
-fn plan(home: &FableHome, opts: &InstallOptions) -> Result<Plan> {
+/// Plans an install; `seen` is the tree cache of an earlier plan in this process (see
+/// [`sync::prepare_with`]).
+fn plan(
+    home: &FableHome,
+    opts: &InstallOptions,
+    seen: Option<&(fable_snapshot::tree_cache::TreeCache, bool)>,
+) -> Result<Plan> {
     home.refuse_unsafe()?;
-    let prepared = sync::prepare(home, &opts.spec)?;
+    let prepared = sync::prepare_with(home, &opts.spec, seen)?;
     let all = profiles::discover(home)?;
     let known: Vec<String> = all
         .iter()
@@ -269,7 +275,7 @@ fn converge(
     progress: &dyn crate::Progress,
 ) -> Result<InstallReport> {
     progress.step("reading the source and every profile");
-    let preview = plan(home, opts)?;
+    let preview = plan(home, opts, None)?;
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);
         let git = preview.git.clone();
@@ -277,8 +283,9 @@ fn converge(
     }
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
-    // Under the lock, plan again: another install may have changed things meanwhile.
-    let planned = plan(home, opts)?;
+    // Under the lock, plan again: another install may have changed things meanwhile (the walk
+    // re-checks every stat, against what the first plan saw).
+    let planned = plan(home, opts, preview.prepared.tree_cache.as_ref())?;
     let journal = if planned.needs_sync(home)
         || planned.plans.iter().any(ProfilePlan::changed)
         || planned.git_changes()

@@ -8,7 +8,8 @@ use serde::Serialize;
 use fable_snapshot::hash::hash_files;
 use fable_snapshot::key::DEFAULT_KEY;
 use fable_snapshot::manifest::Manifest;
-use fable_snapshot::source_set::{source_paths, SourceConfig, MANIFEST_PATH};
+use fable_snapshot::source_set::{SourceConfig, MANIFEST_PATH};
+use fable_snapshot::walk::hash_source;
 
 use crate::default_source;
 use crate::error::Result;
@@ -71,22 +72,24 @@ pub fn live_tree_hash(
     key: &str,
     source: Option<&Path>,
 ) -> std::result::Result<String, String> {
-    let record = home.store().read_record(key).ok().flatten();
-    let cache = record.as_ref().map(|r| &r.stat_cache);
-    let files = if key == DEFAULT_KEY && source.is_none() {
-        default_source::files().map_err(|e| e.to_string())?
-    } else {
-        let Some(src) = source else {
-            return Err("the source's checkout is not recorded".into());
-        };
-        if !src.is_dir() {
-            return Err(format!("checkout {} is gone", src.display()));
-        }
-        let cfg = SourceConfig::load(src).map_err(|e| e.to_string())?;
-        source_paths(src, &cfg).map_err(|e| e.to_string())?
+    if key == DEFAULT_KEY && source.is_none() {
+        let record = home.store().read_record(key).ok().flatten();
+        let files = default_source::files().map_err(|e| e.to_string())?;
+        return hash_files(&files, record.as_ref().map(|r| &r.stat_cache))
+            .map(|(h, _, _)| h)
+            .map_err(|e| e.to_string());
+    }
+    let Some(src) = source else {
+        return Err("the source's checkout is not recorded".into());
     };
-    hash_files(&files, cache)
-        .map(|(h, _, _)| h)
+    if !src.is_dir() {
+        return Err(format!("checkout {} is gone", src.display()));
+    }
+    let cfg = SourceConfig::load(src).map_err(|e| e.to_string())?;
+    // Read-only: the tree cache is recorded by installs, never by status.
+    let cache = home.store().read_tree_cache(key);
+    hash_source(src, &cfg, cache.as_ref())
+        .map(|w| w.tree_hash)
         .map_err(|e| e.to_string())
 }
 
