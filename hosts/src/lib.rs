@@ -57,6 +57,7 @@ registry! {
     Cursor => cursor::Cursor,
     Qwen => qwen::Qwen,
     Copilot => copilot::Copilot,
+    OpenCode => opencode::OpenCode,
 }
 
 impl Default for Host {
@@ -442,7 +443,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode"
         );
     }
 
