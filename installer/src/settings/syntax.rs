@@ -29,6 +29,8 @@ impl Syntax {
         match host {
             Host::Gemini | Host::Qwen => Syntax::JsonWithComments,
             Host::Claude | Host::Codex | Host::Cursor | Host::Copilot => Syntax::Json,
+            // Its hooks live in a plugin fable generates whole; no settings file is parsed.
+            Host::OpenCode => Syntax::Json,
         }
     }
 
