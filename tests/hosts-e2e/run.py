@@ -21,7 +21,7 @@ import hosts as H  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode"]
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
          "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
 RUN_DEADLINE = 45.0
@@ -565,7 +565,7 @@ def inner_main(host, root, fable):
         result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create")]
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "write")]
         if not write_pre:
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         else:
