@@ -4,8 +4,9 @@
 //! write is refused; golden files; `OPENCODE_CONFIG_DIR` and `profile add`; the doctor reads the
 //! plugin's embedded entries. Then the generated plugin itself, driven under Node the way
 //! OpenCode 1.18.33 calls a plugin (`tests/fixtures/opencode/drive-plugin.mjs`), runs the real
-//! `fable-hook`: a refused write is thrown, the Stop gate continues the session through
-//! `client.session.promptAsync`, a failing bash is counted, a gone snapshot fails open.
+//! `fable-hook`: a refused write is thrown, SessionStart's context joins the first message, the
+//! Stop gate continues the session through `client.session.promptAsync`, a failing bash is
+//! counted, a gone snapshot fails open.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -368,4 +369,22 @@ fn opencode_plugin_fails_open_when_the_snapshot_is_gone() {
     );
     // The write the evaluator refuses while it exists (see the test above) now goes through.
     assert_eq!(r[0]["threw"], Value::Null, "{r:#?}");
+}
+
+#[test]
+fn opencode_plugin_adds_session_start_context_to_the_first_message_only() {
+    let p = opencode_proj();
+    let msg = |id: &str| {
+        json!({"hook": "chat.message",
+               "input": {"sessionID": id, "agent": "build", "messageID": "msg_1"},
+               "output": {"message": {}, "parts": [{"type": "text", "text": "do the task"}]}})
+    };
+    let r = drive(&p, &json!([msg("ses_a"), msg("ses_a")]));
+    let first = r[0]["output"]["parts"][0]["text"].as_str().unwrap();
+    assert!(first.starts_with("do the task\n\n"), "{first}");
+    assert!(first.contains("[fable] lifecycle state of"), "{first}");
+    assert_eq!(
+        r[1]["output"]["parts"][0]["text"], "do the task",
+        "once per session"
+    );
 }

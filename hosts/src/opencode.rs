@@ -17,7 +17,9 @@
 //!   plugin's `event({event})` without being awaited: a Stop gate cannot hold the session, so a
 //!   block continues it with the reason as the next prompt (`client.session.promptAsync`), and
 //!   the plugin marks the next `session.idle` of that session `stop_hook_active: true`;
-//! - `session.created` cannot add context to the model: SessionStart is a notification there.
+//! - `session.created` is not awaited and cannot reach the model, but `chat.message` is awaited
+//!   with `({sessionID, ...}, {message, parts})`: the entries wired under `session.created`
+//!   (SessionStart) run at a session's first message, their context appended to its text part.
 //!
 //! A block is `{"decision": "block", "reason"}` on stdout (or exit 2, the reason on stderr):
 //! before a tool it is thrown, after one it is appended to the tool's output, on Stop it is
@@ -66,6 +68,7 @@ const PROBE_CALL: &str = "call_fab1e0000000000000000000";
 /// The plugin's fixed part (after the data line). No import but Node's `child_process`
 /// (OpenCode runs plugins under Bun, which provides it), so the plugin needs no npm install.
 const RUNTIME: &str = r#"const RETRIED = new Set();
+const STARTED = new Set();
 
 function matches(matcher, tool) {
   if (!matcher || matcher === "*") return true;
@@ -156,11 +159,19 @@ export const FablePlugin = async ({ client, directory }) => ({
     const text = a?.block ?? a?.context;
     if (text && typeof output.output === "string") output.output += `\n\n${text}`;
   },
+  // SessionStart: at the session's first message (awaited, unlike session.created), its
+  // context appended to that message's text.
+  "chat.message": async (input, output) => {
+    const id = input.sessionID;
+    if (!id || STARTED.has(id)) return;
+    STARTED.add(id);
+    const a = await fire("session.created", { session_id: id, source: "startup" }, directory);
+    const part = output.parts?.find((p) => p.type === "text" && typeof p.text === "string");
+    if (a?.context && part) part.text += `\n\n${a.context}`;
+  },
   event: async ({ event }) => {
     const id = event.properties?.sessionID;
-    if (event.type === "session.created") {
-      await fire("session.created", { session_id: id, source: "startup" }, directory);
-    } else if (event.type === "session.idle") {
+    if (event.type === "session.idle") {
       const active = RETRIED.delete(id);
       const a = await fire("session.idle", { session_id: id, stop_hook_active: active }, directory);
       if (a?.block && id) {

@@ -32,6 +32,9 @@ STOP_CAP = 3  # consecutive blocked stops fable is to allow before letting one t
 
 # Cases expected to fail until the evaluator fixes land ("host case", one a line, # comments).
 BUILTIN_XFAIL = """
+# OpenCode does not await session.idle, and `opencode run` exits at idle: the continuation
+# prompt the plugin sends (client.session.promptAsync) lands after the run is over.
+opencode stop-card
 """
 
 # Hosts whose headless mode never fires SessionStart (Qwen Code: interactive mode only): the
@@ -455,7 +458,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") == "qwen":
+    if run.get("host") in ("qwen", "opencode"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -566,7 +569,10 @@ def inner_main(host, root, fable):
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
         write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "write")]
-        if not write_pre:
+        # OpenCode runs plugins in turn and a throw ends the chain: the probe, installed after
+        # fable's own plugin, never sees the refused call; fable's reason in the tool result
+        # shows that the PreToolUse ran.
+        if not write_pre and not (host == "opencode" and told):
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         else:
             result("guard-state", True, "blocked; the model was told" if told else

@@ -34,6 +34,7 @@ const FABLE = {
 };
 
 const RETRIED = new Set();
+const STARTED = new Set();
 
 function matches(matcher, tool) {
   if (!matcher || matcher === "*") return true;
@@ -124,11 +125,19 @@ export const FablePlugin = async ({ client, directory }) => ({
     const text = a?.block ?? a?.context;
     if (text && typeof output.output === "string") output.output += `\n\n${text}`;
   },
+  // SessionStart: at the session's first message (awaited, unlike session.created), its
+  // context appended to that message's text.
+  "chat.message": async (input, output) => {
+    const id = input.sessionID;
+    if (!id || STARTED.has(id)) return;
+    STARTED.add(id);
+    const a = await fire("session.created", { session_id: id, source: "startup" }, directory);
+    const part = output.parts?.find((p) => p.type === "text" && typeof p.text === "string");
+    if (a?.context && part) part.text += `\n\n${a.context}`;
+  },
   event: async ({ event }) => {
     const id = event.properties?.sessionID;
-    if (event.type === "session.created") {
-      await fire("session.created", { session_id: id, source: "startup" }, directory);
-    } else if (event.type === "session.idle") {
+    if (event.type === "session.idle") {
       const active = RETRIED.delete(id);
       const a = await fire("session.idle", { session_id: id, stop_hook_active: active }, directory);
       if (a?.block && id) {
