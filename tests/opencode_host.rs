@@ -388,3 +388,23 @@ fn opencode_plugin_adds_session_start_context_to_the_first_message_only() {
         "once per session"
     );
 }
+
+#[test]
+fn doctor_probes_fables_opencode_commands_with_opencode_payloads() {
+    let (env, _) = opencode_env();
+    env.ok(["install"]);
+    let out = env.fable().args(["doctor", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ours: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["subject"].as_str().unwrap().starts_with("opencode "))
+        .collect();
+    let probes: Vec<&&Value> = ours
+        .iter()
+        .filter(|f| f["id"].as_str().unwrap().contains("probe"))
+        .collect();
+    assert!(!probes.is_empty(), "the doctor probed: {report:#}");
+    assert!(ours.iter().all(|f| f["severity"] == "ok"), "{report:#}");
+}
