@@ -312,6 +312,16 @@ fn opencode_plugin_throws_on_a_refused_write_and_counts_mutations() {
     let threw = r[0]["threw"].as_str().unwrap_or_default();
     assert!(threw.contains("BLOCKED write to lifecycle state"), "{r:#?}");
     assert_eq!(std::fs::read(p.state_path()).unwrap(), before);
+    // OpenCode's apply_patch (GPT models) carries its patch in `patchText`.
+    let patch = "*** Begin Patch\n*** Update File: .fable/state.json\n@@\n-{\n+{}\n*** End Patch";
+    let r = drive(
+        &p,
+        &json!([{"hook": "tool.execute.before",
+             "input": {"tool": "apply_patch", "sessionID": "ses_1", "callID": "call_p"},
+             "output": {"args": {"patchText": patch}}}]),
+    );
+    let threw = r[0]["threw"].as_str().unwrap_or_default();
+    assert!(threw.contains("BLOCKED write to lifecycle state"), "{r:#?}");
     let r = drive(
         &p,
         &json!([
