@@ -19,6 +19,8 @@ import fakemodel as fm
 PIN = ("opencode-ai", "1.18.33", "opencode")
 MODEL = "fake-model"
 PROMPT = "do the task"
+# A served turn under this machine's load: start-up, up to four model calls, 10 s of quiet.
+SERVE_DEADLINE = 150.0
 
 
 def config_dir(env):
@@ -91,3 +93,87 @@ class Wire(fm.ChatCompletions):
 
 
 fm.WIRES["opencode"] = Wire
+
+
+def run_served(inn, name, proj, script, deadline, max_calls):
+    """One turn through `opencode serve` (POST /session, then /session/{id}/prompt_async),
+    ended once the session has been idle for 10 s with no model call: unlike `opencode run`,
+    which exits at the first `session.idle`, the server stays up for the continuation prompt
+    fable's Stop gate sends. Returns what `Inner.run_cli` returns."""
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    out = {"name": name, "project": proj, "host": "opencode"}
+    t0 = time.time()
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    with fm.ModelServer("opencode", script, proj, max_calls) as srv:
+        argv, extra = command(inn.bins, srv.port)
+        env = dict(inn.env, **extra)
+        so = open(os.path.join(inn.root, f"{name}.stdout"), "w")
+        p = subprocess.Popen([argv[0], "serve", "--port", str(port), "--hostname", "127.0.0.1"],
+                             cwd=proj, env=env, stdin=subprocess.DEVNULL, stdout=so,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+
+        def req(method, path, body=None):
+            data = None if body is None else json.dumps(body).encode()
+            r = urllib.request.Request(base + path, method=method, data=data,
+                                       headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(r, timeout=30) as resp:
+                text = resp.read().decode()
+                return json.loads(text) if text.strip() else None
+
+        killed = None
+        try:
+            while True:
+                try:
+                    req("GET", "/session")
+                    break
+                except OSError:
+                    if time.time() - t0 > deadline:
+                        raise
+                    time.sleep(0.5)
+            sid = req("POST", "/session", {})["id"]
+            req("POST", f"/session/{sid}/prompt_async", {
+                "parts": [{"type": "text", "text": PROMPT}],
+                "model": {"providerID": "fake", "modelID": MODEL}})
+            quiet_since = None
+            while True:
+                time.sleep(1)
+                if srv.runaway.is_set():
+                    killed = f"more than {max_calls} model calls"
+                elif time.time() - t0 > deadline:
+                    killed = f"deadline {deadline:.0f} s"
+                if killed:
+                    break
+                busy = sid in (req("GET", "/session/status") or {})
+                last = max([e["t"] for e in srv.main_calls()] or [t0])
+                if busy or time.time() - last < 10:
+                    quiet_since = None
+                elif quiet_since is None:
+                    quiet_since = time.time()
+                elif time.time() - quiet_since >= 10:
+                    break
+        except OSError as e:
+            killed = f"opencode serve: {e}"
+        finally:
+            try:
+                os.killpg(p.pid, 9)
+            except ProcessLookupError:
+                pass
+            p.wait()
+            so.close()
+        out["rc"] = p.returncode
+        out["killed"] = killed
+        out["seconds"] = round(time.time() - t0, 1)
+        out["requests"] = srv.log
+    out["stdout"] = open(os.path.join(inn.root, f"{name}.stdout")).read()
+    out["stderr"] = ""
+    out["dns"] = [q for q in inn.dns.queries if t0 <= q["t"] <= time.time()]
+    out["probe"] = inn.probes(proj)
+    inn.runs[name] = out
+    return out

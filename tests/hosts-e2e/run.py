@@ -17,6 +17,7 @@ sys.path.insert(0, HERE)
 
 import fakemodel as fm  # noqa: E402
 import hosts as H  # noqa: E402
+import opencode as OC  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
@@ -32,9 +33,6 @@ STOP_CAP = 3  # consecutive blocked stops fable is to allow before letting one t
 
 # Cases expected to fail until the evaluator fixes land ("host case", one a line, # comments).
 BUILTIN_XFAIL = """
-# OpenCode does not await session.idle, and `opencode run` exits at idle: the continuation
-# prompt the plugin sends (client.session.promptAsync) lands after the run is over.
-opencode stop-card
 """
 
 # Hosts whose headless mode never fires SessionStart (Qwen Code: interactive mode only): the
@@ -611,7 +609,11 @@ def inner_main(host, root, fable):
     p = projects["card"]
     with open(os.path.join(p, ".fable", "LEDGER.md"), "a") as f:
         f.write(f"\n- [ ] {CARD}\n")
-    run = inn.run_cli("card", p, fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()]))
+    card = fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()])
+    if host == "opencode":  # `opencode run` exits at the first idle: serve the turn instead
+        run = OC.run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+    else:
+        run = inn.run_cli("card", p, card)
     facts["card"] = summarize(run)
     ledger = open(os.path.join(p, ".fable", "LEDGER.md")).read()
     m = mains(run)
