@@ -642,7 +642,11 @@ def inner_main(host, root, fable):
         st = json.load(open(sp))
         st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
         json.dump(st, open(sp, "w"), indent=2)
-        run = inn.run_cli(name, p, fm.Script([fm.text(numbered=numbered)]), deadline=BOUNDED_DEADLINE)
+        script = fm.Script([fm.text(numbered=numbered)])
+        if host == "opencode":  # served, as stop-card: `opencode run` would end at the first idle
+            run = OC.run_served(inn, name, p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+        else:
+            run = inn.run_cli(name, p, script, deadline=BOUNDED_DEADLINE)
         facts[name] = summarize(run)
         n, stops = len(mains(run)), len(stop_events(run))
         facts[name]["stop_hook_runs"] = stops
