@@ -14,6 +14,7 @@ mod install;
 mod json;
 mod new_hosts;
 mod nudge;
+mod opencode_host;
 mod owned_hosts;
 mod ownership;
 mod packs;

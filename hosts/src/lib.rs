@@ -57,6 +57,7 @@ registry! {
     Cursor => cursor::Cursor,
     Qwen => qwen::Qwen,
     Copilot => copilot::Copilot,
+    OpenCode => opencode::OpenCode,
     Droid => droid::Droid,
     Augment => augment::Augment,
     Kimi => kimi::Kimi,
@@ -446,7 +447,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot, droid, augment, kimi, windsurf"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf"
         );
     }
 

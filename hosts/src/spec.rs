@@ -223,6 +223,11 @@ pub trait HostSpec: Sync {
             .as_str()
             .map(str::to_owned)
     }
+    /// For [`Storage::OwnedFile`]: the file's `{"hooks": {event: [entry...]}}` value, what the
+    /// doctor reads (the file itself for a JSON file; the data a generated plugin embeds).
+    fn owned_file_document(&self, text: &str) -> Option<Value> {
+        serde_json::from_str(text).ok()
+    }
     /// Whether a Stop payload's `stop_hook_active: true` means the host is re-running Stop after
     /// a block (Claude Code), so the gate may let it through. False for hosts that set it on
     /// every Stop, the first included (Qwen Code): the evaluator then ignores the flag, and

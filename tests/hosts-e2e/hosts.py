@@ -1,5 +1,5 @@
 """Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
-Qwen Code, Factory Droid; Copilot CLI in copilot.py)."""
+Qwen Code, Factory Droid; Copilot CLI in copilot.py, OpenCode in opencode.py)."""
 
 import json
 import os
@@ -8,6 +8,7 @@ import subprocess
 import time
 
 import copilot
+import opencode
 
 PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
@@ -15,6 +16,7 @@ PINNED = {
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen": ("@qwen-code/qwen-code", "0.15.10", "qwen"),
     "copilot": copilot.PIN,
+    "opencode": opencode.PIN,
     # Droid's npm wrapper (@factory/cli) downloads this platform package at install time; it is
     # pinned directly (a registry package holding the binary, linux x64 only).
     "droid": ("@factory/cli-linux-x64", "0.225.2", "droid"),
@@ -34,6 +36,8 @@ def setup_profile(host, env):
     home = env["HOME"]
     if host == "copilot":
         copilot.setup_profile(env)
+    elif host == "opencode":
+        opencode.setup_profile(env)
     elif host == "claude":
         os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
         # Skip the first-run screens; -p does not need them, but keep the config quiet.
@@ -124,6 +128,8 @@ def command(host, bins, env, port, tmpdir):
     exe = os.path.join(bins, PINNED[host][2])
     if host == "copilot":
         return copilot.command(bins, port)
+    if host == "opencode":
+        return opencode.command(bins, port)
     if host == "droid":
         # A custom (BYOK) Anthropic model on loopback, in airgap mode: no Factory login.
         runtime = os.path.join(tmpdir, f"droid-runtime-{port}.json")

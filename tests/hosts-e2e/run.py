@@ -17,11 +17,12 @@ sys.path.insert(0, HERE)
 
 import fakemodel as fm  # noqa: E402
 import hosts as H  # noqa: E402
+import opencode as OC  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "droid"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid"]
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
          "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
 RUN_DEADLINE = 45.0
@@ -460,7 +461,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") == "qwen":
+    if run.get("host") in ("qwen", "opencode"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -570,9 +571,11 @@ def inner_main(host, root, fable):
         result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"]
-                     if t in ("Write", "apply_patch", "write_file", "create", "Create")]
-        if not write_pre:
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write")]
+        # OpenCode runs plugins in turn and a throw ends the chain: the probe, installed after
+        # fable's own plugin, never sees the refused call; fable's reason in the tool result
+        # shows that the PreToolUse ran.
+        if not write_pre and not (host == "opencode" and told):
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         else:
             result("guard-state", True, "blocked; the model was told" if told else
@@ -613,7 +616,11 @@ def inner_main(host, root, fable):
     p = projects["card"]
     with open(os.path.join(p, ".fable", "LEDGER.md"), "a") as f:
         f.write(f"\n- [ ] {CARD}\n")
-    run = inn.run_cli("card", p, fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()]))
+    card = fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()])
+    if host == "opencode":  # `opencode run` exits at the first idle: serve the turn instead
+        run = OC.run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+    else:
+        run = inn.run_cli("card", p, card)
     facts["card"] = summarize(run)
     ledger = open(os.path.join(p, ".fable", "LEDGER.md")).read()
     m = mains(run)
@@ -642,7 +649,11 @@ def inner_main(host, root, fable):
         st = json.load(open(sp))
         st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
         json.dump(st, open(sp, "w"), indent=2)
-        run = inn.run_cli(name, p, fm.Script([fm.text(numbered=numbered)]), deadline=BOUNDED_DEADLINE)
+        script = fm.Script([fm.text(numbered=numbered)])
+        if host == "opencode":  # served, as stop-card: `opencode run` would end at the first idle
+            run = OC.run_served(inn, name, p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+        else:
+            run = inn.run_cli(name, p, script, deadline=BOUNDED_DEADLINE)
         facts[name] = summarize(run)
         n, stops = len(mains(run)), len(stop_events(run))
         facts[name]["stop_hook_runs"] = stops

@@ -179,10 +179,12 @@ pub fn merged_view(profile: &Profile) -> Result<Option<Value>> {
     let spec = profile.host.spec();
     let mut hooks = serde_json::Map::new();
     for (_, path, text) in owned_files(profile)? {
-        let doc: Value = serde_json::from_str(&text).map_err(|e| Error::Invalid {
-            path: path.clone(),
-            message: format!("does not parse: {e}"),
-        })?;
+        let doc = spec
+            .owned_file_document(&text)
+            .ok_or_else(|| Error::Invalid {
+                path: path.clone(),
+                message: "does not parse as fable's hook file".to_string(),
+            })?;
         let Some(events) = doc.get("hooks").and_then(Value::as_object) else {
             continue;
         };

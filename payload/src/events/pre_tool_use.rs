@@ -16,7 +16,8 @@
 //! instead. `LEDGER.md` stays editable. Targets are read from `file_path` / `path` /
 //! `notebook_path` / `filePath` / `target_file` / `absolute_path` and from apply_patch file
 //! headers (`*** Add File:`, `*** Update File:`, `*** Delete File:`, `*** Move to:`) in the
-//! patch text, which Codex 0.171 sends as `tool_input.command` (older forms: `input`, `patch`);
+//! patch text, which Codex 0.171 sends as `tool_input.command` (older forms: `input`, `patch`;
+//! OpenCode 1.18's `apply_patch`: `patchText`);
 //! header paths are relative to the payload's `cwd` or absolute. Everything else is allowed
 //! without touching the filesystem.
 
@@ -120,8 +121,9 @@ const PATH_FIELDS: &[&str] = &[
     "target_file",
     "absolute_path",
 ];
-/// Where a patch tool carries its patch text (Codex `apply_patch`: `command`).
-const PATCH_FIELDS: &[&str] = &["command", "input", "patch"];
+/// Where a patch tool carries its patch text (Codex `apply_patch`: `command`; OpenCode
+/// `apply_patch`: `patchText`).
+const PATCH_FIELDS: &[&str] = &["command", "input", "patch", "patchText"];
 const PATCH_HEADERS: &[&str] = &[
     "*** Add File:",
     "*** Update File:",

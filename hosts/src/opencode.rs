@@ -1,0 +1,404 @@
+//! OpenCode (`opencode-ai`): hooks are plugin functions, not a config file. OpenCode loads every
+//! `plugins/*.js` of its config directory (`~/.config/opencode`, or `$OPENCODE_CONFIG_DIR`), so
+//! fable owns one generated plugin per source there, `fable-<key>.js`. The file embeds the wired
+//! entries (`{"command", "timeout", "matcher"}` per OpenCode event, the commands being the
+//! snapshot's stable `.../current/bin/fable-hook --host opencode EVENT`, so updates rewrite
+//! nothing) and a fixed runtime that runs each command under `/bin/sh -c` with a Claude
+//! Code-shaped JSON payload on stdin (`hook_event_name`, `session_id`, `cwd`, `tool_name`,
+//! `tool_input`, `tool_response`, `tool_use_id`, `stop_hook_active`), kills it at its timeout
+//! and fails open on any error. Read from OpenCode 1.18.33's bundled code (a Bun executable):
+//!
+//! - a plugin module exports async functions receiving `{client, project, directory, worktree,
+//!   $, ...}` and returning hooks; `tool.execute.before` gets `({tool, sessionID, callID},
+//!   {args})` and a throw refuses the tool call, the error's message reaching the model;
+//!   `tool.execute.after` gets `({tool, sessionID, callID, args}, {title, output, metadata})`
+//!   (bash's `metadata.exit` is its exit code) and may amend `output`;
+//! - bus events (`session.created {sessionID, info}`, `session.idle {sessionID}`) reach the
+//!   plugin's `event({event})` without being awaited: a Stop gate cannot hold the session, so a
+//!   block continues it with the reason as the next prompt (`client.session.promptAsync`), and
+//!   the plugin marks the next `session.idle` of that session `stop_hook_active: true`;
+//! - `session.created` is not awaited and cannot reach the model, but `chat.message` is awaited
+//!   with `({sessionID, ...}, {message, parts})`: the entries wired under `session.created`
+//!   (SessionStart) run at a session's first message, their context appended to its text part.
+//!
+//! A block is `{"decision": "block", "reason"}` on stdout (or exit 2, the reason on stderr):
+//! before a tool it is thrown, after one it is appended to the tool's output, on Stop it is
+//! the next prompt.
+
+use serde_json::{json, Map, Value};
+
+use crate::output::{block_stderr, note, Outcome, Verdict};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::synthetic::{obj, Ctx};
+use crate::Event;
+
+/// OpenCode.
+pub struct OpenCode;
+
+const EVENTS: &[(Event, &str)] = &[
+    (Event::PreToolUse, "tool.execute.before"),
+    (Event::PostToolUse, "tool.execute.after"),
+    (Event::Stop, "session.idle"),
+    (Event::SessionStart, "session.created"),
+];
+
+/// Claude Code's tool names -> OpenCode's (`apply_patch` replaces write/edit for some models).
+const TOOLS: ToolTable = &[
+    ("Bash", &["bash"]),
+    ("Write", &["write", "apply_patch"]),
+    ("Edit", &["edit", "apply_patch"]),
+    ("MultiEdit", &["edit", "apply_patch"]),
+    ("Read", &["read"]),
+    ("Glob", &["glob"]),
+    ("Grep", &["grep"]),
+    ("Agent", &["task"]),
+    ("Task", &["task"]),
+];
+
+/// The first line of every plugin fable writes, followed by the source's key in JSON.
+const MARK: &str = "// fable: written by fable for source ";
+
+/// The line that holds the wired entries: `const FABLE = {json};`.
+const DATA: &str = "const FABLE = ";
+
+/// Probe session and call ids in OpenCode's form.
+const PROBE_SESSION: &str = "ses_fab1e0000000000000000000";
+const PROBE_CALL: &str = "call_fab1e0000000000000000000";
+
+/// The plugin's fixed part (after the data line). No import but Node's `child_process`
+/// (OpenCode runs plugins under Bun, which provides it), so the plugin needs no npm install.
+const RUNTIME: &str = r#"const RETRIED = new Set();
+const STARTED = new Set();
+
+function matches(matcher, tool) {
+  if (!matcher || matcher === "*") return true;
+  try {
+    return new RegExp(`^(?:${matcher})$`).test(tool);
+  } catch {
+    return matcher === tool;
+  }
+}
+
+// The command's answer: {block: reason} or {context: text} or null (allow; also every error).
+function answer(code, stdout, stderr) {
+  if (code === 2) return { block: stderr.trim() || "blocked by a fable hook" };
+  if (code !== 0) return null;
+  let doc;
+  try {
+    doc = JSON.parse(stdout);
+  } catch {
+    return null;
+  }
+  if (!doc || typeof doc !== "object") return null;
+  if (doc.decision === "block" || doc.permissionDecision === "deny") {
+    return { block: String(doc.reason ?? doc.permissionDecisionReason ?? "blocked by a fable hook") };
+  }
+  if (typeof doc.additionalContext === "string") return { context: doc.additionalContext };
+  return null;
+}
+
+function run(entry, payload, cwd) {
+  return new Promise((resolve) => {
+    let child;
+    try {
+      child = spawn("/bin/sh", ["-c", entry.command], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    } catch {
+      resolve(null);
+      return;
+    }
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), (entry.timeout ?? 60) * 1000);
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve(answer(code, out, err));
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+// Runs the event's entries in order; the first block wins, contexts are joined.
+async function fire(event, payload, cwd, tool) {
+  const context = [];
+  for (const entry of FABLE.hooks[event] ?? []) {
+    if (tool !== undefined && !matches(entry.matcher, tool)) continue;
+    const a = await run(entry, { hook_event_name: event, cwd, ...payload }, cwd);
+    if (a?.block) return { block: a.block };
+    if (a?.context) context.push(a.context);
+  }
+  return context.length ? { context: context.join("\n") } : null;
+}
+
+export const FablePlugin = async ({ client, directory }) => ({
+  "tool.execute.before": async (input, output) => {
+    const a = await fire("tool.execute.before", {
+      session_id: input.sessionID,
+      tool_name: input.tool,
+      tool_input: output.args,
+      tool_use_id: input.callID,
+    }, directory, input.tool);
+    if (a?.block) throw new Error(a.block);
+  },
+  "tool.execute.after": async (input, output) => {
+    const response = { title: output.title, output: output.output };
+    if (typeof output.metadata?.exit === "number") response.exit_code = output.metadata.exit;
+    const a = await fire("tool.execute.after", {
+      session_id: input.sessionID,
+      tool_name: input.tool,
+      tool_input: input.args,
+      tool_response: response,
+      tool_use_id: input.callID,
+    }, directory, input.tool);
+    const text = a?.block ?? a?.context;
+    if (text && typeof output.output === "string") output.output += `\n\n${text}`;
+  },
+  // SessionStart: at the session's first message (awaited, unlike session.created), its
+  // context appended to that message's text.
+  "chat.message": async (input, output) => {
+    const id = input.sessionID;
+    if (!id || STARTED.has(id)) return;
+    STARTED.add(id);
+    const a = await fire("session.created", { session_id: id, source: "startup" }, directory);
+    const part = output.parts?.find((p) => p.type === "text" && typeof p.text === "string");
+    if (a?.context && part) part.text += `\n\n${a.context}`;
+  },
+  event: async ({ event }) => {
+    const id = event.properties?.sessionID;
+    if (event.type === "session.idle") {
+      const active = RETRIED.delete(id);
+      const a = await fire("session.idle", { session_id: id, stop_hook_active: active }, directory);
+      if (a?.block && id) {
+        RETRIED.add(id);
+        await client.session
+          .promptAsync({ path: { id }, body: { parts: [{ type: "text", text: a.block }] } })
+          .catch(() => RETRIED.delete(id));
+      }
+    }
+  },
+});
+"#;
+
+impl HostSpec for OpenCode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["opencode-ai", "open-code", "open_code"]
+    }
+
+    fn location(&self) -> SettingsLocation {
+        SettingsLocation {
+            env_var: Some("OPENCODE_CONFIG_DIR"),
+            env_var_names_home: false,
+            home_relative: ".config/opencode",
+            file_name: "plugins",
+            always_enabled: false,
+        }
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::Flat
+    }
+
+    fn storage(&self) -> Storage {
+        Storage::OwnedFile { extension: "js" }
+    }
+
+    fn events(&self) -> &'static [(Event, &'static str)] {
+        EVENTS
+    }
+
+    fn tools(&self) -> Option<ToolTable> {
+        Some(TOOLS)
+    }
+
+    fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
+        let mut m = Map::new();
+        m.insert("command".into(), json!(entry.command));
+        if let Some(t) = entry.timeout_secs {
+            m.insert("timeout".into(), json!(t));
+        }
+        if let Some(mt) = entry.matcher.filter(|m| !m.is_empty() && *m != "*") {
+            m.insert("matcher".into(), json!(mt));
+        }
+        Value::Object(m)
+    }
+
+    fn render_owned_file(&self, key: &str, entries: &[(String, Vec<Value>)]) -> String {
+        let hooks: Map<String, Value> = entries
+            .iter()
+            .map(|(e, v)| (e.clone(), Value::Array(v.clone())))
+            .collect();
+        let data = json!({ "source": key, "hooks": hooks });
+        format!(
+            "{MARK}{}: `fable install` rewrites this file and `fable uninstall` removes it.\n\
+             // It runs the commands below for OpenCode's events with a JSON payload on stdin;\n\
+             // a block (exit 2, or {{\"decision\": \"block\"}}) is thrown before a tool call.\n\
+             import {{ spawn }} from \"node:child_process\";\n\n\
+             {DATA}{data:#};\n\n{RUNTIME}",
+            Value::String(key.to_string())
+        )
+    }
+
+    fn owned_file_key(&self, text: &str) -> Option<String> {
+        let first = text.lines().next()?.strip_prefix(MARK)?;
+        let doc = self.owned_file_document(text)?;
+        let key = doc.get("source")?.as_str()?;
+        first
+            .starts_with(&Value::String(key.to_string()).to_string())
+            .then(|| key.to_string())
+    }
+
+    fn owned_file_document(&self, text: &str) -> Option<Value> {
+        // The pretty-printed object ends at the first `}` in column 0 (JSON strings escape
+        // their newlines, and nested braces are indented).
+        let start = text.find(&format!("\n{DATA}"))? + 1 + DATA.len();
+        let rest = &text[start..];
+        let end = rest.find("\n};")? + 2;
+        serde_json::from_str(&rest[..end]).ok()
+    }
+
+    fn payload_common(&self, ctx: &Ctx, name: &str, _event: Option<Event>) -> Map<String, Value> {
+        obj(json!({
+            "hook_event_name": name,
+            "cwd": ctx.project,
+            "session_id": PROBE_SESSION,
+        }))
+    }
+
+    fn payload_fields(&self, _ctx: &Ctx, event: Event) -> Map<String, Value> {
+        let args = json!({ "command": "ls", "description": "List files" });
+        obj(match event {
+            Event::SessionStart => json!({ "source": "startup" }),
+            Event::PreToolUse | Event::BeforeShellExecution | Event::BeforeMcpExecution => {
+                json!({ "tool_name": "bash", "tool_input": args, "tool_use_id": PROBE_CALL })
+            }
+            Event::PostToolUse
+            | Event::AfterShellExecution
+            | Event::AfterMcpExecution
+            | Event::AfterFileEdit => json!({
+                "tool_name": "bash",
+                "tool_input": args,
+                "tool_response": { "title": "List files", "output": "README.md\n", "exit_code": 0 },
+                "tool_use_id": PROBE_CALL
+            }),
+            Event::PostToolUseFailure => json!({
+                "tool_name": "bash",
+                "tool_input": { "command": "false", "description": "Probe a failing command" },
+                "tool_response": { "title": "Probe a failing command", "output": "", "exit_code": 1 },
+                "tool_use_id": PROBE_CALL
+            }),
+            Event::Stop | Event::SubagentStop => json!({ "stop_hook_active": false }),
+            _ => json!({}),
+        })
+    }
+
+    fn render_verdict(&self, verdict: &Verdict, _event: Event) -> Outcome {
+        let doc = |v: Value| Outcome {
+            code: 0,
+            stdout: format!("{v}\n"),
+            stderr: String::new(),
+        };
+        match verdict {
+            Verdict::Allow => Outcome::default(),
+            Verdict::Note(n) => note(n),
+            Verdict::Context(ctx) => doc(json!({ "additionalContext": ctx })),
+            Verdict::Block(reason) => {
+                let reason = reason.trim_end();
+                let mut out = doc(json!({ "decision": "block", "reason": reason }));
+                out.stderr = block_stderr(reason);
+                out
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Host;
+
+    #[test]
+    fn opencode_names_events_tools_and_its_config_dir() {
+        use std::path::Path;
+        assert_eq!(Host::parse("OpenCode-AI"), Some(Host::OpenCode));
+        assert_eq!(Event::parse("tool.execute.before"), Some(Event::PreToolUse));
+        assert_eq!(Event::parse("session.idle"), Some(Event::Stop));
+        assert_eq!(Host::OpenCode.translate_matcher("Bash"), "bash");
+        assert_eq!(
+            Host::OpenCode.translate_matcher("Write|Edit"),
+            "write|apply_patch|edit"
+        );
+        let loc = Host::OpenCode.location();
+        assert_eq!(
+            loc.dir(Path::new("/u"), |_| None),
+            Path::new("/u/.config/opencode")
+        );
+        assert_eq!(
+            loc.dir(Path::new("/u"), |v| (v == "OPENCODE_CONFIG_DIR").then(|| "/o".into())),
+            Path::new("/o")
+        );
+        assert_eq!(
+            Host::OpenCode.storage().owned_file_name("k"),
+            Some("fable-k.js".to_string())
+        );
+    }
+
+    #[test]
+    fn opencode_plugin_embeds_its_entries_and_is_recognised_by_its_mark() {
+        let extra = Map::new();
+        let entry = OpenCode.render_entry(&EntrySpec {
+            command: "x --host opencode",
+            timeout_secs: Some(7),
+            extra: &extra,
+            matcher: Some("bash"),
+            name: "n",
+            event: "tool.execute.before",
+        });
+        assert_eq!(
+            entry,
+            json!({"command": "x --host opencode", "timeout": 7, "matcher": "bash"})
+        );
+        let text = OpenCode.render_owned_file("k1", &[("tool.execute.before".into(), vec![entry])]);
+        assert!(text.starts_with("// fable: written by fable for source \"k1\""));
+        assert!(text.contains("export const FablePlugin"));
+        assert!(!text.contains("@opencode-ai/plugin"), "no npm import");
+        assert_eq!(OpenCode.owned_file_key(&text).as_deref(), Some("k1"));
+        let doc = OpenCode.owned_file_document(&text).unwrap();
+        assert_eq!(doc["hooks"]["tool.execute.before"][0]["timeout"], 7);
+        // The user's plugin of the same name, or one whose mark and data disagree.
+        assert_eq!(
+            OpenCode.owned_file_key("export const P = async () => ({});\n"),
+            None
+        );
+        assert_eq!(
+            OpenCode.owned_file_key(&text.replacen("\"k1\":", "\"k2\":", 1)),
+            None
+        );
+        assert_eq!(
+            OpenCode.owned_file_key(&text.replace("\"source\": \"k1\"", "\"source\": \"k2\"")),
+            None
+        );
+    }
+
+    #[test]
+    fn opencode_verdicts_are_what_the_plugin_parses() {
+        let b = Host::OpenCode.render_verdict(&Verdict::Block("[fable] no\n".into()), Event::Stop);
+        assert_eq!(b.code, 0);
+        assert_eq!(b.stdout, "{\"decision\":\"block\",\"reason\":\"[fable] no\"}\n");
+        let c = Host::OpenCode.render_verdict(&Verdict::Context("ctx".into()), Event::PostToolUse);
+        assert_eq!(c.stdout, "{\"additionalContext\":\"ctx\"}\n");
+        let a = Host::OpenCode.render_verdict(&Verdict::Allow, Event::PreToolUse);
+        assert_eq!(a, Outcome::default());
+        assert!(RUNTIME.contains("doc.decision === \"block\""));
+        assert!(RUNTIME.contains("typeof doc.additionalContext"));
+    }
+}
