@@ -48,6 +48,9 @@ impl Run for StatusArgs {
             for problem in &s.problems {
                 println!("  - {problem}");
             }
+            if let Some(fix) = &s.fix {
+                println!("  fix: {fix}");
+            }
         }
         Ok(0)
     }

@@ -78,7 +78,7 @@ pub struct SkippedProfile {
 }
 
 impl SkippedProfile {
-    fn new(profile: &profiles::Profile, error: &Error) -> SkippedProfile {
+    pub(crate) fn new(profile: &profiles::Profile, error: &Error) -> SkippedProfile {
         let path = &profile.path;
         let fix = match error {
             Error::Parse { line, column, .. } => format!(
