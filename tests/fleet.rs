@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use crate::util::{tree_listing, write, TestEnv};
 
+mod http;
+
 const MANIFEST: &str = r#"{
   "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" NAME", "timeout": 10}]}]

@@ -61,7 +61,11 @@ pub fn fetch(
             reference: reference.to_string(),
         }),
         Ok(Err(message)) => Err(fail(message)),
-        Err(_) => {
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(fail(
+            "the fetch stopped without an answer (the transport panicked; see the message above)"
+                .into(),
+        )),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             // The fetch thread stops at its next interrupt check; the caller fails now.
             interrupt.store(true, Ordering::Relaxed);
             Err(fail(format!("no answer within {} s", deadline.as_secs())))
@@ -91,14 +95,10 @@ fn fetch_blocking(
     reference: &str,
     interrupt: &AtomicBool,
 ) -> Result<Option<String>, String> {
-    if url
-        .get(..8)
-        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    {
-        // reqwest is built without a crypto provider of its own (no aws-lc C build); ring is
-        // installed once per process. An error only says one is installed already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    // reqwest is built without a crypto provider of its own (no aws-lc C build) and builds a
+    // TLS configuration for every client, plain http:// included: ring is installed once per
+    // process. An error only says one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let repo = if dir.join("HEAD").is_file() {
         gix::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?
     } else {
