@@ -194,7 +194,7 @@ pub fn source_status(
     let pinned = remedies.pin(key).map(str::to_string);
     // A git source whose checkout is behind its lock is behind like an edited source.
     let behind = remedies.needs_sync(home, key);
-    let changed = (live.is_some() && live != snapshot) || behind.is_some();
+    let changed = (snapshot.is_some() && live.is_some() && live != snapshot) || behind.is_some();
     let command = remedies.command(home, key, source.as_deref(), changed);
     let (state, fix) = if snapshot.is_none() {
         problems.push(match &pinned {
