@@ -153,6 +153,7 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
         report.changed |= !report.pruned.is_empty();
         return Ok(report);
     }
+    let trust = inv.trust_codex || crate::fleet::trust_codex(home)?;
     // Snapshots first: a profile patched for one source would otherwise drop the entries of
     // another whose snapshot is missing (a deleted store is rebuilt, never unwired).
     for (p, preview) in planned.iter().zip(&previews) {
@@ -165,9 +166,14 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
             }
         }
     }
-    for p in &planned {
-        // A converged source plans the same again and writes nothing.
+    for (p, preview) in planned.iter().zip(previews) {
+        // A source whose preview writes nothing is converged and not planned again (unless
+        // the Codex trust step, which a preview leaves out, is to run).
         let install = match &p.rollback_pin {
+            _ if !preview.pending && !trust => InstallReport {
+                dry_run: false,
+                ..preview
+            },
             Some(pin) => wire_pinned(home, &p.name, pin, &hosts, false, opts.lock_wait)?,
             None => install(home, &install_opts(&p.spec, false))?,
         };

@@ -108,6 +108,7 @@ pub fn wire_pinned(
         planned.plans = written;
     }
     let changed = planned.switch || planned.plans.iter().any(ProfilePlan::changed);
+    let pending = dry_run && changed;
     Ok(InstallReport {
         changed,
         dry_run,
@@ -125,5 +126,6 @@ pub fn wire_pinned(
         skipped_profiles: planned.skipped,
         codex_trust: None,
         plans: planned.plans,
+        pending,
     })
 }

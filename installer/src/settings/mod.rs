@@ -13,4 +13,5 @@ pub mod owned;
 mod owned_shape;
 pub mod patch;
 pub mod plan;
+mod prints;
 pub mod syntax;
