@@ -16,8 +16,11 @@ use super::owned::{entries, fingerprint};
 /// Files remembered per process (a machine has a handful of profiles).
 const REMEMBERED: usize = 32;
 
+/// One remembered file: its layout, its text and its entries' fingerprints.
+type Remembered = (Layout, String, Rc<Vec<String>>);
+
 thread_local! {
-    static CACHE: RefCell<Vec<(Layout, String, Rc<Vec<String>>)>> = const { RefCell::new(Vec::new()) };
+    static CACHE: RefCell<Vec<Remembered>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The fingerprints of `value`'s entries, `value` being `text` parsed for `layout`.
