@@ -19,7 +19,7 @@ forbid() {
 for lib in fable-hosts fable-snapshot fable-git fable-installer fable-doctor fable-payload; do
   forbid "$lib" anyhow clap indicatif dialoguer console ctrlc
 done
-forbid fable-payload fable-installer fable-git fable-doctor gix
+forbid fable-payload fable-installer fable-git fable-doctor gix reqwest rustls hyper ureq
 forbid fable-git fable-installer fable-doctor
 forbid fable-snapshot fable-installer fable-git fable-doctor fable-payload
 forbid fable-installer fable-doctor fable-payload

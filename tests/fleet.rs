@@ -7,6 +7,10 @@ use serde_json::Value;
 
 use crate::util::{tree_listing, write, TestEnv};
 
+mod http;
+mod pin;
+mod truth;
+
 const MANIFEST: &str = r#"{
   "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh\" NAME", "timeout": 10}]}]
@@ -382,6 +386,7 @@ fn profile_add_records_into_the_inventory() {
     let path = f.env.fable_home.join("fleet.toml");
     write(&path, "# keep me\nschema = 1\n");
     let dir = f.env.root().join("gem");
+    std::fs::create_dir_all(&dir).unwrap();
     f.env.ok([
         Path::new("profile").as_os_str(),
         "add".as_ref(),

@@ -395,6 +395,7 @@ fn fable_toml_overrides_per_host() {
 fn profile_list_shows_host_path_and_state_and_add_works_for_every_host() {
     let f = five();
     let extra = f.env.root().join("cursor-two");
+    std::fs::create_dir_all(&extra).unwrap();
     f.env.ok([
         Path::new("profile").as_os_str(),
         "add".as_ref(),

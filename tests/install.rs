@@ -190,6 +190,7 @@ fn two_claude_profiles_converge_and_claude_config_dir_is_respected() {
     let work = env.root().join("claude-work");
     std::fs::create_dir_all(&work).unwrap();
     let second = env.root().join("claude-second");
+    std::fs::create_dir_all(&second).unwrap();
     env.ok([
         Path::new("profile").as_os_str(),
         "add".as_ref(),

@@ -370,6 +370,7 @@ fn a_busy_install_lock_exits_5_so_an_engine_can_retry() {
     assert_eq!(d["error"]["path"], s(&lock));
     // Without --json too.
     let dir = env.root().join("claude-work");
+    std::fs::create_dir_all(&dir).unwrap();
     let o = busy(&["profile", "add", "claude", s(&dir)]);
     assert_eq!(code(&o), 5);
     assert!(String::from_utf8_lossy(&o.stderr).contains("holds the install lock"));

@@ -376,8 +376,10 @@ fn doctor_fix_removes_the_copilot_file_of_a_source_that_is_gone() {
         .unwrap();
     let file = hooks.join(format!("fable-{key}.json"));
     assert!(file.is_file());
-    // The snapshot disappears behind fable's back: its file is an orphan.
+    // The snapshot disappears behind fable's back and the source is not in the inventory (an
+    // inventory source would be rebuilt, tests/fleet/truth.rs): its file is an orphan.
     std::fs::remove_dir_all(env.fable_home.join("sources").join(&key)).unwrap();
+    std::fs::remove_file(env.fable_home.join("fleet.toml")).unwrap();
     let out = env
         .fable()
         .args(["doctor", "--no-probe", "--json"])

@@ -314,6 +314,7 @@ fn profile_add_works_for_each_patched_host() {
     let mut dirs = Vec::new();
     for h in PATCHED {
         let dir = env.root().join(format!("extra-{}", h.name()));
+        std::fs::create_dir_all(&dir).unwrap();
         env.ok([
             Path::new("profile").as_os_str(),
             "add".as_ref(),

@@ -127,6 +127,8 @@ pub enum Action {
     },
     /// Re-sync and re-patch a source into every profile (`fable install SOURCE`).
     Install(SourceSpec),
+    /// Re-sync and re-patch each of these sources (a new profile none of them is wired in).
+    InstallAll(Vec<SourceSpec>),
     /// Re-install the shims of every recorded git target of a source.
     GitConverge(String),
     /// Remove an interrupted install's journal once its source has been converged (`None`: the

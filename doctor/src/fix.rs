@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fable_installer::fleet::remedy::Remedies;
 use fable_installer::ops::{self, install::install, install::InstallOptions};
 use fable_installer::profiles::Profile;
 use fable_installer::sync::SourceSpec;
@@ -153,6 +154,11 @@ impl Repairs<'_> {
         for a in &self.actions {
             match a {
                 Action::Install(spec) => push_unique(&mut specs, spec.clone()),
+                Action::InstallAll(all) => {
+                    for spec in all {
+                        push_unique(&mut specs, spec.clone());
+                    }
+                }
                 Action::FinishJournal {
                     spec: Some(spec), ..
                 } => push_unique(&mut specs, spec.clone()),
@@ -162,17 +168,69 @@ impl Repairs<'_> {
         specs
     }
 
-    /// Converges each source; returns those that converged.
+    /// Converges each source; returns those that converged. Missing snapshots are rebuilt
+    /// first, before any profile is patched: an install patching a profile for one source
+    /// would otherwise remove the entries of another whose snapshot is gone as orphans (a
+    /// deleted store is rebuilt, never unwired). A source `fable rollback` pinned is wired to
+    /// its pinned generation instead of being installed as it is now.
     fn converge_sources(
         &mut self,
         specs: Vec<SourceSpec>,
         parseable: &[PathBuf],
     ) -> Vec<SourceSpec> {
+        let remedies = match Remedies::load(self.home) {
+            Ok(r) => r,
+            Err(e) => {
+                let subject = self.home.inventory_path().display().to_string();
+                fail(&mut self.failures, subject, e.into());
+                return Vec::new();
+            }
+        };
+        let keyed: Vec<(SourceSpec, Option<String>)> = specs
+            .into_iter()
+            .map(|spec| {
+                let key = spec_key(&spec);
+                (spec, key)
+            })
+            .collect();
+        let mut rebuilt_failed = Vec::new();
+        for (spec, key) in &keyed {
+            let Some(key) = key else { continue };
+            if remedies.pin(key).is_some() || self.home.store().current_is_complete(key) {
+                continue;
+            }
+            if let Err(e) = ops::repair::resync_snapshot(self.home, spec, self.lock_wait) {
+                fail(
+                    &mut self.failures,
+                    remedies.command(self.home, key, spec.path(), false),
+                    e.into(),
+                );
+                rebuilt_failed.push(spec.clone());
+            }
+        }
         let mut converged = Vec::new();
-        for spec in specs {
-            match converge_source(self.home, &spec, self.profiles, parseable, self.lock_wait) {
+        for (spec, key) in keyed {
+            if rebuilt_failed.contains(&spec) {
+                continue;
+            }
+            let pin = key.as_deref().and_then(|k| remedies.pin(k));
+            let result = match (key.as_deref(), pin) {
+                (Some(key), Some(pin)) => {
+                    ops::pinned::wire_pinned(self.home, key, pin, &[], false, self.lock_wait)
+                        .map(drop)
+                        .map_err(FixError::from)
+                }
+                _ => converge_source(self.home, &spec, self.profiles, parseable, self.lock_wait),
+            };
+            match result {
                 Ok(()) => converged.push(spec),
-                Err(e) => fail(&mut self.failures, install_command(&spec), e),
+                Err(e) => {
+                    let subject = match key.as_deref() {
+                        Some(k) => remedies.command(self.home, k, spec.path(), false),
+                        None => install_command(&spec),
+                    };
+                    fail(&mut self.failures, subject, e)
+                }
             }
         }
         converged
@@ -261,6 +319,18 @@ fn fail(failures: &mut Vec<Finding>, subject: String, e: FixError) {
         Finding::new("fix.failed", Severity::Error, subject, e.to_string())
             .with_fix("see the message; fix by hand, then run `fable doctor --fix` again"),
     );
+}
+
+/// The key a spec installs under (`None` when a checkout's path cannot be resolved).
+fn spec_key(spec: &SourceSpec) -> Option<String> {
+    match spec {
+        SourceSpec::Default => Some(fable_snapshot::key::DEFAULT_KEY.to_string()),
+        SourceSpec::Named { key, .. } => Some(key.clone()),
+        SourceSpec::Checkout(p) => p
+            .canonicalize()
+            .ok()
+            .map(|real| fable_snapshot::key::source_key(&real)),
+    }
 }
 
 fn push_unique(specs: &mut Vec<SourceSpec>, spec: SourceSpec) {

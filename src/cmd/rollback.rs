@@ -1,4 +1,4 @@
-//! `fable rollback [SOURCE]`.
+//! `fable rollback [SOURCE] [--unpin]`.
 
 use std::path::PathBuf;
 
@@ -17,6 +17,10 @@ use crate::term::prompt;
 pub struct RollbackArgs {
     /// Hook source directory or installed source key; default: the bundled evaluator.
     pub source: Option<PathBuf>,
+    /// Lift the pin an earlier rollback recorded in the inventory, so that `fable apply`
+    /// installs the source as it is now.
+    #[arg(long)]
+    pub unpin: bool,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -25,7 +29,24 @@ pub struct RollbackArgs {
 impl Run for RollbackArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
+        let wait = fable_installer::lock::wait();
         let (key, _) = resolve_key(&home, &SourceSpec::from_arg(self.source.as_deref()))?;
+        if self.unpin {
+            let lifted = fable_installer::ops::rollback::unpin(&home, &key, wait)?;
+            if self.json {
+                let report = Unpinned {
+                    key: &key,
+                    unpinned: lifted,
+                };
+                return crate::json::print(&report, 0, crate::json::Changed::Wrote(lifted));
+            }
+            if lifted {
+                crate::say!("{key}: unpinned; `fable apply` installs the source as it is now");
+            } else {
+                crate::say!("{key}: not pinned");
+            }
+            return Ok(0);
+        }
         // Only a rollback that can happen asks (the operation reports why one cannot).
         let record = home
             .store()
@@ -46,8 +67,7 @@ impl Run for RollbackArgs {
                 return Ok(prompt::declined());
             }
         }
-        let r =
-            fable_installer::ops::rollback::rollback(&home, &key, fable_installer::lock::wait())?;
+        let r = fable_installer::ops::rollback::rollback(&home, &key, wait)?;
         if self.json {
             return crate::json::print(&r, 0, crate::json::Changed::Wrote(true));
         } else {
@@ -57,7 +77,25 @@ impl Run for RollbackArgs {
                 render::short(&r.to),
                 render::short(&r.from)
             );
+            match &r.pinned_in {
+                Some(inv) => crate::say!(
+                    "  pinned in {}: `fable apply` and `fable doctor --fix` keep it; `fable rollback --unpin {}` lifts the pin",
+                    inv.display(),
+                    r.key
+                ),
+                None => crate::say!(
+                    "  not pinned ({} cannot name an inventory source): the next `fable apply` or `fable doctor --fix` installs the source as it is now",
+                    r.key
+                ),
+            }
         }
         Ok(0)
     }
+}
+
+/// The report of `fable rollback --unpin`.
+#[derive(serde::Serialize)]
+struct Unpinned<'a> {
+    key: &'a str,
+    unpinned: bool,
 }

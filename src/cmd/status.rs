@@ -89,6 +89,9 @@ impl Run for StatusArgs {
             for problem in &s.problems {
                 crate::say!("  - {problem}");
             }
+            if let Some(fix) = &s.fix {
+                println!("  fix: {fix}");
+            }
         }
         Ok(code)
     }

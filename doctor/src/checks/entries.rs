@@ -13,7 +13,7 @@ use fable_installer::FableHome;
 use fable_snapshot::source_set::MANIFEST_PATH;
 
 use super::profiles::{profile_subject, ParsedProfile};
-use super::sources::{install_command, SourceInfo};
+use super::sources::SourceInfo;
 use super::timeouts::check_timeout;
 use crate::finding::{Action, Finding, Severity};
 use crate::shell::{missing_paths, referenced_paths};
@@ -98,11 +98,12 @@ pub(super) fn check_entries(
             }
             continue;
         }
-        let spec = source.and_then(|s| s.spec.as_ref());
+        let spec = source.and_then(|s| s.spec.as_ref().map(|spec| (spec, s.fix.as_str())));
         let ours = owner.is_some();
         out.extend(check_missing_files(
             home, profile, command, &subject, spec, ours,
         ));
+        let spec = spec.map(|(spec, _)| spec);
         if !ours {
             note_checkout_roots(home, profile, command, sources, legacy_roots);
         }
@@ -140,14 +141,15 @@ fn orphan(profile: &Profile, key: &str) -> Finding {
     })
 }
 
-/// Absolute paths in the command that do not exist. `spec` re-syncs the entry's source;
-/// `ours` says the entry is fable's even when its source cannot be re-synced.
+/// Absolute paths in the command that do not exist. `spec` re-syncs the entry's source (with
+/// the command that does it); `ours` says the entry is fable's even when its source cannot be
+/// re-synced.
 fn check_missing_files(
     home: &FableHome,
     profile: &Profile,
     command: &str,
     subject: &str,
-    spec: Option<&SourceSpec>,
+    spec: Option<(&SourceSpec, &str)>,
     ours: bool,
 ) -> Option<Finding> {
     let missing = missing_paths(command, home.user_home());
@@ -162,11 +164,8 @@ fn check_missing_files(
         format!("refers to {}, which does not exist", list.join(", ")),
     );
     Some(match spec {
-        Some(spec) => f
-            .with_fix(format!(
-                "{} (or `fable doctor --fix`)",
-                install_command(spec)
-            ))
+        Some((spec, fix)) => f
+            .with_fix(format!("{fix} (or `fable doctor --fix`)"))
             .with_action(Action::Install(spec.clone())),
         None if ours => f.with_fix("restore the source's checkout, then run `fable doctor --fix`"),
         None => f.with_fix(format!(

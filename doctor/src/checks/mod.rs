@@ -23,13 +23,14 @@ mod timeouts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fable_installer::ops::status::source_status;
+use fable_installer::fleet::remedy::Remedies;
+use fable_installer::ops::status::{source_status, SourceStatus};
 use fable_installer::profiles::Profile;
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 use fable_snapshot::SourceRecord;
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
 
 pub use entries::{entry_subject, owned_key};
 pub use home::check_home;
@@ -39,7 +40,9 @@ pub use sources::{install_command, resync_spec, SourceInfo};
 pub use temps::{check_temps, is_stale};
 
 /// Every installed source: record, checkout, `current`, generation integrity, state (with
-/// each profile's wiring), git targets and leftover generations.
+/// each profile's wiring), git targets and leftover generations; then every inventory source
+/// that has no snapshot (`source.missing`), and profiles that match no source's plan at all
+/// (`profile.unwired`, one finding instead of one per source).
 pub fn check_sources(
     home: &FableHome,
     profiles: &[Profile],
@@ -48,6 +51,15 @@ pub fn check_sources(
     let keys = match sources::installed_keys(home) {
         Ok(keys) => keys,
         Err(finding) => return (vec![*finding], Vec::new()),
+    };
+    let remedies = match Remedies::load(home) {
+        Ok(r) => r,
+        Err(e) => {
+            let path = home.inventory_path().display().to_string();
+            let f = Finding::new("source.inventory", Severity::Error, path, e.to_string())
+                .with_fix("fix the inventory as the message says, then run `fable doctor` again");
+            return (vec![f], Vec::new());
+        }
     };
     // Profiles whose file cannot be parsed are reported by the profile checks; here they would
     // only repeat that error as `half_applied`.
@@ -58,50 +70,96 @@ pub fn check_sources(
         .collect();
     let mut out = Vec::new();
     let mut infos = Vec::new();
+    let mut statuses = Vec::new();
     for key in keys {
         match sources::read_record(home, &key) {
             Ok(record) => {
                 let spec = resync_spec(&key, &record);
+                let fix = remedies.command(home, &key, record.source.as_deref(), false);
+                let status = source_status(home, &key, record.source.clone(), &readable, &remedies);
                 out.extend(check_one_source(
                     home,
                     &key,
                     &record,
-                    spec.as_ref(),
+                    (spec.as_ref(), &fix),
                     &readable,
+                    &status,
                 ));
+                statuses.push((status, spec.clone()));
                 infos.push(SourceInfo {
                     key,
                     record: Some(record),
                     spec,
+                    fix,
                 });
             }
             Err(finding) => {
                 out.push(*finding);
                 infos.push(SourceInfo {
-                    key,
+                    key: key.clone(),
                     record: None,
                     spec: None,
+                    fix: remedies.command(home, &key, None, false),
                 });
             }
         }
     }
+    for s in &remedies.inventory().sources {
+        if infos.iter().any(|i| i.key == s.name) {
+            continue;
+        }
+        let dir = fable_installer::fleet::source_dir(home, s);
+        let spec = match (&dir, remedies.needs_sync(home, &s.name), &s.pin) {
+            (_, _, Some(_)) | (_, Some(_), _) => None,
+            (None, None, None) => Some(SourceSpec::Default),
+            (Some(d), None, None) => Some(SourceSpec::Named {
+                key: s.name.clone(),
+                path: d.clone(),
+            }),
+        };
+        let fix = match &s.pin {
+            Some(_) => Remedies::unpin_command(&s.name),
+            None => remedies.command(home, &s.name, dir.as_deref(), false),
+        };
+        out.push(sources::missing_snapshot(
+            &s.name,
+            dir.as_deref(),
+            spec.as_ref(),
+            &fix,
+        ));
+        infos.push(SourceInfo {
+            key: s.name.clone(),
+            record: None,
+            spec,
+            fix,
+        });
+    }
+    profiles::consolidate_unwired(&mut out, &statuses, &readable, &remedies, home);
     (out, infos)
 }
 
-/// The checks of one source whose record could be read, in report order.
+/// The checks of one source whose record could be read, in report order; `repair` is how to
+/// re-sync it and the command that does.
 fn check_one_source(
     home: &FableHome,
     key: &str,
     record: &SourceRecord,
-    spec: Option<&SourceSpec>,
+    repair: (Option<&SourceSpec>, &str),
     profiles: &[Profile],
+    status: &SourceStatus,
 ) -> Vec<Finding> {
+    let (spec, fix) = repair;
     let subject = sources::source_subject(key, record);
     let mut out = vec![sources::check_checkout(key, record, spec, &subject)];
-    out.extend(sources::check_current(home, key, spec, &subject));
-    let status = source_status(home, key, record.source.clone(), profiles);
-    out.push(sources::check_state(&status, spec, &subject));
-    out.extend(profiles::check_plans(&status, key, record, spec, profiles));
+    out.extend(sources::check_current(home, key, spec, fix, &subject));
+    out.push(sources::check_state(status, spec, fix, &subject));
+    out.extend(profiles::check_plans(
+        status,
+        key,
+        record,
+        (spec, fix),
+        profiles,
+    ));
     out.extend(git::check_targets(home, key));
     out.extend(sources::check_leftovers(home, key, record, &subject));
     out

@@ -17,7 +17,9 @@ use fable_installer::Error as InstallError;
 use fable_snapshot::SourceRecord;
 
 use super::sources::with_install;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Action, Finding, Severity};
+use fable_installer::fleet::remedy::Remedies;
+use fable_installer::FableHome;
 
 /// One wired entry of a profile's hook file.
 #[derive(Debug, Clone)]
@@ -306,14 +308,16 @@ fn droid_shadowed(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
     ))]
 }
 
-/// Each profile matches the plan of source `key` (`profile.plan`), from the source's status.
+/// Each profile matches the plan of source `key` (`profile.plan`), from the source's status;
+/// `repair` is how to re-sync the source and the command that does.
 pub(super) fn check_plans(
     status: &SourceStatus,
     key: &str,
     record: &SourceRecord,
-    spec: Option<&SourceSpec>,
+    repair: (Option<&SourceSpec>, &str),
     profiles: &[Profile],
 ) -> Vec<Finding> {
+    let (spec, command) = repair;
     let mut out = Vec::new();
     for p in &status.profiles {
         let subject = format!("{} {} for {key}", p.host, p.path.display());
@@ -332,6 +336,7 @@ pub(super) fn check_plans(
             out.push(with_install(
                 Finding::new("profile.plan", Severity::Error, subject, message),
                 spec,
+                command,
             ));
         }
     }
@@ -372,4 +377,69 @@ fn wired_to_checkout(profile: &Profile, checkout: &Path) -> bool {
             .as_deref()
             .is_some_and(|c| markers.iter().any(|m| c.contains(m.as_str())))
     })
+}
+
+/// A profile that matches no installed source's plan and holds no entry of fable's is new (an
+/// agent directory created, a profile registered since the last apply): one `profile.unwired`
+/// finding, fixed by the command that wires every source (`fable apply` for the inventory's),
+/// replaces one `profile.plan` error per source. `statuses` are the installed sources'
+/// statuses with the spec that re-syncs each.
+pub(super) fn consolidate_unwired(
+    out: &mut Vec<Finding>,
+    statuses: &[(SourceStatus, Option<SourceSpec>)],
+    profiles: &[Profile],
+    remedies: &Remedies,
+    home: &FableHome,
+) {
+    if statuses.is_empty() {
+        return;
+    }
+    for profile in profiles {
+        let unwired = statuses.iter().all(|(s, _)| {
+            s.profiles
+                .iter()
+                .any(|p| p.path == profile.path && p.state == "half_applied")
+        });
+        if !unwired || holds_fable_entries(home, profile) {
+            continue;
+        }
+        let per_source = format!("{} {} for ", profile.host, profile.path.display());
+        out.retain(|f| !(f.id == "profile.plan" && f.subject.starts_with(&per_source)));
+        let keys: Vec<(String, Option<&Path>)> = statuses
+            .iter()
+            .map(|(s, _)| (s.key.clone(), s.source.as_deref()))
+            .collect();
+        let names: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+        let command = remedies.converge_command(home, &keys);
+        let specs: Vec<SourceSpec> = statuses.iter().filter_map(|(_, s)| s.clone()).collect();
+        out.push(
+            Finding::new(
+                "profile.unwired",
+                Severity::Error,
+                profile_subject(profile),
+                format!(
+                    "a new profile: none of the {} installed source(s) ({}) is wired here yet",
+                    names.len(),
+                    names.join(", ")
+                ),
+            )
+            .with_fix(format!("{command} (or `fable doctor --fix`)"))
+            .with_action(Action::InstallAll(specs)),
+        );
+    }
+}
+
+/// True when some entry of the profile's file is fable's (by its record or its marks).
+fn holds_fable_entries(home: &FableHome, profile: &Profile) -> bool {
+    let Ok(parsed) = parse_profile(profile) else {
+        return true;
+    };
+    let owned = fable_installer::settings::owned::entry_owners(home, profile, &parsed.value)
+        .unwrap_or_default();
+    owned.iter().any(|(_, owner)| owner.is_some())
+        || parsed.entries.iter().any(|e| {
+            e.command
+                .as_deref()
+                .is_some_and(|c| super::entries::owned_key(home, c).is_some())
+        })
 }

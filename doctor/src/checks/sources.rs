@@ -24,6 +24,10 @@ pub struct SourceInfo {
     pub record: Option<SourceRecord>,
     /// How to re-sync it (`None` when its checkout is gone).
     pub spec: Option<SourceSpec>,
+    /// The command that converges it again (`fable apply` for a source of the inventory,
+    /// `fable sync` for a git source behind its lock, `fable install PATH` for one installed by
+    /// hand: `fable_installer::fleet::remedy`).
+    pub fix: String,
 }
 
 /// The spec that re-syncs a source from its record, when the source can still be read.
@@ -45,11 +49,12 @@ pub fn install_command(spec: &SourceSpec) -> String {
     }
 }
 
-/// Adds the re-install that repairs `f`, or the manual step when the checkout is gone.
-pub(super) fn with_install(f: Finding, spec: Option<&SourceSpec>) -> Finding {
+/// Adds the re-install that repairs `f` (`command` says it), or the manual step when the
+/// checkout is gone.
+pub(super) fn with_install(f: Finding, spec: Option<&SourceSpec>, command: &str) -> Finding {
     match spec {
         Some(s) => f
-            .with_fix(format!("{} (or `fable doctor --fix`)", install_command(s)))
+            .with_fix(format!("{command} (or `fable doctor --fix`)"))
             .with_action(Action::Install(s.clone())),
         None => f.with_fix("restore the source's checkout, then run `fable doctor --fix`"),
     }
@@ -149,6 +154,7 @@ pub(super) fn check_current(
     home: &FableHome,
     key: &str,
     spec: Option<&SourceSpec>,
+    command: &str,
     subject: &str,
 ) -> Vec<Finding> {
     let store = home.store();
@@ -165,6 +171,7 @@ pub(super) fn check_current(
                 ),
             ),
             spec,
+            command,
         )],
         Some(hash) if !store.gen_dir(key, &hash).is_dir() => vec![with_install(
             Finding::new(
@@ -177,6 +184,7 @@ pub(super) fn check_current(
                 ),
             ),
             spec,
+            command,
         )],
         Some(hash) => vec![
             Finding::ok(
@@ -184,7 +192,7 @@ pub(super) fn check_current(
                 subject,
                 format!("current is generation {}", short(&hash)),
             ),
-            check_generation(home, key, &hash, spec, subject),
+            check_generation(home, key, &hash, spec, command, subject),
         ],
     }
 }
@@ -195,6 +203,7 @@ fn check_generation(
     key: &str,
     hash: &str,
     spec: Option<&SourceSpec>,
+    command: &str,
     subject: &str,
 ) -> Finding {
     match home.store().verify_generation(key, hash) {
@@ -211,10 +220,9 @@ fn check_generation(
                 format!("{problem}: sessions run hook files that are not the synced source"),
             );
             match spec {
-                Some(s) => f
+                Some(_) => f
                     .with_fix(format!(
-                        "fable doctor --fix (re-syncs the generation with `{}` and replaces the damaged copy)",
-                        install_command(s)
+                        "fable doctor --fix (re-syncs the generation with `{command}` and replaces the damaged copy)"
                     ))
                     .with_action(Action::ResyncGeneration {
                         key: key.to_string(),
@@ -234,10 +242,13 @@ fn check_generation(
     }
 }
 
-/// The source's state (`current`, `stale_but_stable`, `half_applied`, `never_migrated`).
+/// The source's state (`current`, `stale_but_stable`, `half_applied`, `never_migrated`); the
+/// fix is the one `fable status` names. A source `fable rollback` pinned is stale on purpose:
+/// a warning with no repair, so that `--fix` does not undo the rollback.
 pub(super) fn check_state(
     status: &SourceStatus,
     spec: Option<&SourceSpec>,
+    command: &str,
     subject: &str,
 ) -> Finding {
     let (severity, what) = match status.state {
@@ -258,6 +269,20 @@ pub(super) fn check_state(
     if severity == Severity::Ok {
         return Finding::ok("source.state", subject, what);
     }
+    let command = status.fix.as_deref().unwrap_or(command);
+    if let (State::StaleButStable, Some(pin)) = (status.state, &status.pinned) {
+        return Finding::new(
+            "source.state",
+            Severity::Warn,
+            subject,
+            format!(
+                "pinned by `fable rollback` to generation {}; the source has changed since (live {}); `fable apply` and `--fix` keep the pinned generation",
+                short(pin),
+                status.live_tree_hash.as_deref().map_or("unknown", short)
+            ),
+        )
+        .with_fix(format!("{command}, then `fable apply`, to take the change"));
+    }
     let mut message = what.to_string();
     if status.state == State::StaleButStable {
         if let (Some(live), Some(snap)) = (&status.live_tree_hash, &status.snapshot_tree_hash) {
@@ -267,11 +292,45 @@ pub(super) fn check_state(
                 short(snap)
             ));
         }
+        if let Some(p) = status.problems.last() {
+            message.push_str(&format!("; {p}"));
+        }
     }
     with_install(
         Finding::new("source.state", severity, subject, message),
         spec,
+        command,
     )
+}
+
+/// An inventory source with no snapshot at all (never applied, or `$FABLE_HOME/sources` was
+/// deleted): its wired commands run nothing, and its entries must not be taken for orphans.
+/// `--fix` rebuilds the snapshot before any profile is patched (`crate::fix`).
+pub(super) fn missing_snapshot(
+    key: &str,
+    origin: Option<&std::path::Path>,
+    spec: Option<&SourceSpec>,
+    command: &str,
+) -> Finding {
+    let subject = format!(
+        "{key} ({})",
+        origin.map_or_else(
+            || "bundled evaluator".to_string(),
+            |p| p.display().to_string()
+        )
+    );
+    let f = Finding::new(
+        "source.missing",
+        Severity::Error,
+        subject,
+        "in the inventory but has no snapshot (never applied, or the store was deleted): its wired commands run nothing",
+    );
+    match spec {
+        Some(s) => f
+            .with_fix(format!("{command} (or `fable doctor --fix`)"))
+            .with_action(Action::Install(s.clone())),
+        None => f.with_fix(command.to_string()),
+    }
 }
 
 /// A hook source that `profile` runs straight from its checkout at `root` and that was never

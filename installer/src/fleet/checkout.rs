@@ -1,8 +1,9 @@
 //! Git sources on disk: the fetched objects in `$FABLE_HOME/repos/<name>.git` (a bare
 //! repository fable owns) and the files of the pinned commit in `$FABLE_HOME/checkouts/<name>`,
 //! written from the commit's tree (no index, no work tree bookkeeping) and swapped into place.
-//! Fetching uses gix's blocking client (file://, git:// and local paths; git's `upload-pack`
-//! serves file:// remotes), bounded by a deadline.
+//! Fetching uses gix's blocking client (file://, git://, local paths, and smart HTTP(S) through
+//! reqwest over rustls with the ring provider and the platform's trust store; git's
+//! `upload-pack` serves file:// remotes), bounded by a deadline.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,12 +61,32 @@ pub fn fetch(
             reference: reference.to_string(),
         }),
         Ok(Err(message)) => Err(fail(message)),
-        Err(_) => {
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(fail(
+            "the fetch stopped without an answer (the transport panicked; see the message above)"
+                .into(),
+        )),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
             // The fetch thread stops at its next interrupt check; the caller fails now.
             interrupt.store(true, Ordering::Relaxed);
             Err(fail(format!("no answer within {} s", deadline.as_secs())))
         }
     }
+}
+
+/// The message of `e` and of every error below it, once each (gix's own message often only
+/// says the transport failed; the cause, a refused certificate or connection, is below it).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
 }
 
 fn fetch_blocking(
@@ -74,6 +95,10 @@ fn fetch_blocking(
     reference: &str,
     interrupt: &AtomicBool,
 ) -> Result<Option<String>, String> {
+    // reqwest is built without a crypto provider of its own (no aws-lc C build) and builds a
+    // TLS configuration for every client, plain http:// included: ring is installed once per
+    // process. An error only says one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let repo = if dir.join("HEAD").is_file() {
         gix::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?
     } else {
@@ -93,12 +118,12 @@ fn fetch_blocking(
         .map_err(|e| e.to_string())?;
     let connection = remote
         .connect(gix::remote::Direction::Fetch)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| chain(&e))?;
     connection
         .prepare_fetch(gix::progress::Discard, Default::default())
-        .map_err(|e| e.to_string())?
+        .map_err(|e| chain(&e))?
         .receive(gix::progress::Discard, interrupt)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| chain(&e))?;
     Ok(resolve(&repo, reference))
 }
 
@@ -128,10 +153,16 @@ pub fn checked_out(home: &FableHome, name: &str) -> Option<String> {
 }
 
 /// Writes the tree of `commit` to `checkouts/<name>` (beside it first, then swapped in) and
-/// records the commit; nothing is written when the checkout already holds it.
-pub fn checkout(home: &FableHome, name: &str, commit: &str) -> Result<PathBuf, FleetError> {
+/// records the commit; nothing is written when the checkout already holds it, unless `force`
+/// (the checkout was edited in place).
+pub fn checkout(
+    home: &FableHome,
+    name: &str,
+    commit: &str,
+    force: bool,
+) -> Result<PathBuf, FleetError> {
     let target = checkout_dir(home, name);
-    if checked_out(home, name).as_deref() == Some(commit) && target.is_dir() {
+    if !force && checked_out(home, name).as_deref() == Some(commit) && target.is_dir() {
         return Ok(target);
     }
     let dir = repo_dir(home, name);

@@ -35,6 +35,10 @@ pub struct InventorySource {
     /// The source key, the same on every machine.
     pub name: String,
     pub kind: SourceKind,
+    /// `pin = "<tree hash>"`: the generation `fable rollback` went back to. `apply` and
+    /// `doctor --fix` keep that generation wired instead of installing the source as it is now,
+    /// until `fable rollback --unpin` or the next `fable install` of the source lifts it.
+    pub pin: Option<String>,
 }
 
 /// One `[[git]]`: a repository whose git hooks come from a source.
@@ -156,8 +160,40 @@ impl Inventory {
                 t.insert("builtin", toml_edit::value(true));
             }
         }
+        if let Some(pin) = &source.pin {
+            t.insert("pin", toml_edit::value(pin));
+        }
         self.tables_mut("source")?.push(t);
         self.sources.push(source.clone());
+        Ok(true)
+    }
+
+    /// Sets (`Some`) or lifts (`None`) the rollback pin of source `name`, editing only that
+    /// table's `pin` key; false when nothing changed (or no source has that name).
+    pub fn set_pin(&mut self, name: &str, pin: Option<&str>) -> Result<bool> {
+        let Some(idx) = self.sources.iter().position(|s| s.name == name) else {
+            return Ok(false);
+        };
+        if self.sources[idx].pin.as_deref() == pin {
+            return Ok(false);
+        }
+        let path = self.path.clone();
+        let table = self
+            .tables_mut("source")?
+            .get_mut(idx)
+            .ok_or_else(|| Error::Invalid {
+                path,
+                message: format!("source {name:?} is not the [[source]] table it was read from"),
+            })?;
+        match pin {
+            Some(p) => {
+                table.insert("pin", toml_edit::value(p));
+            }
+            None => {
+                table.remove("pin");
+            }
+        }
+        self.sources[idx].pin = pin.map(str::to_string);
         Ok(true)
     }
 

@@ -7,6 +7,7 @@
 pub mod checkout;
 pub mod inventory;
 pub mod lock;
+pub mod remedy;
 
 use std::path::{Path, PathBuf};
 
@@ -115,6 +116,22 @@ pub fn registered_profiles(home: &FableHome) -> Result<Vec<crate::config::Regist
     Ok(out)
 }
 
+/// Where an inventory source's files are on this machine: its path, a git source's checkout
+/// (and `subdir`), `None` for the bundled evaluator.
+pub fn source_dir(home: &FableHome, s: &inventory::InventorySource) -> Option<PathBuf> {
+    match &s.kind {
+        inventory::SourceKind::Builtin => None,
+        inventory::SourceKind::Path(p) => Some(p.clone()),
+        inventory::SourceKind::Git { subdir, .. } => {
+            let mut dir = checkout::checkout_dir(home, &s.name);
+            if let Some(sub) = subdir {
+                dir.push(sub);
+            }
+            Some(dir)
+        }
+    }
+}
+
 /// The inventory entry `fable install` records for a source it installed by hand: the
 /// bundled evaluator as `builtin`, a checkout under its installed key.
 pub fn hand_installed(key: &str, checkout: Option<&Path>) -> inventory::InventorySource {
@@ -124,5 +141,6 @@ pub fn hand_installed(key: &str, checkout: Option<&Path>) -> inventory::Inventor
             None => inventory::SourceKind::Builtin,
             Some(p) => inventory::SourceKind::Path(p.to_path_buf()),
         },
+        pin: None,
     }
 }

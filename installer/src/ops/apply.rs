@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::git_hooks::{install_git_hooks, InstallGitHooks};
 use super::install::{install, InstallOptions, InstallReport};
+use super::pinned::wire_pinned;
 use super::uninstall::{uninstall, UninstallOptions};
 use crate::error::{Error, Result};
 use crate::fleet::inventory::{Inventory, SourceKind};
@@ -54,6 +55,9 @@ pub struct AppliedReport {
     /// The pinned commit of a git source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The generation `fable rollback` pinned the source to (kept wired, not installed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<String>,
     pub install: InstallReport,
 }
 
@@ -65,6 +69,8 @@ struct Planned {
     spec: SourceSpec,
     /// The tree hash the lock pins (git sources).
     pinned_tree: Option<String>,
+    /// The generation `fable rollback` pinned the source to: wired as it is, not installed.
+    rollback_pin: Option<String>,
 }
 
 /// Applies the inventory this home reads.
@@ -95,6 +101,17 @@ pub fn apply_with(
     let total = planned.len();
     for (i, p) in planned.iter().enumerate() {
         progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
+        if let Some(pin) = &p.rollback_pin {
+            previews.push(wire_pinned(
+                home,
+                &p.name,
+                pin,
+                &hosts,
+                true,
+                opts.lock_wait,
+            )?);
+            continue;
+        }
         let report = install(home, &install_opts(&p.spec, true))?;
         if let (Some(pinned), Some(s)) = (&p.pinned_tree, report.sources.first()) {
             if *pinned != s.tree_hash {
@@ -147,19 +164,31 @@ pub fn apply_with(
         report.changed |= !report.pruned.is_empty();
         return Ok(report);
     }
+    let trust = inv.trust_codex || crate::fleet::trust_codex(home)?;
     // Snapshots first: a profile patched for one source would otherwise drop the entries of
     // another whose snapshot is missing (a deleted store is rebuilt, never unwired).
     for (p, preview) in planned.iter().zip(&previews) {
+        if p.rollback_pin.is_some() {
+            continue;
+        }
         if let Some(s) = preview.sources.first() {
             if !home.store().current_is_complete(&s.key) {
                 super::repair::resync_snapshot(home, &p.spec, opts.lock_wait)?;
             }
         }
     }
-    for (i, p) in planned.iter().enumerate() {
+    for (i, (p, preview)) in planned.iter().zip(previews).enumerate() {
         progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
-        // A converged source plans the same again and writes nothing.
-        let install = install(home, &install_opts(&p.spec, false))?;
+        // A source whose preview writes nothing is converged and not planned again (unless
+        // the Codex trust step, which a preview leaves out, is to run).
+        let install = match &p.rollback_pin {
+            _ if !preview.pending && !trust => InstallReport {
+                dry_run: false,
+                ..preview
+            },
+            Some(pin) => wire_pinned(home, &p.name, pin, &hosts, false, opts.lock_wait)?,
+            None => install(home, &install_opts(&p.spec, false))?,
+        };
         report.changed |= install.changed;
         report.sources.push(entry(
             Planned {
@@ -168,6 +197,7 @@ pub fn apply_with(
                 commit: p.commit.clone(),
                 spec: p.spec.clone(),
                 pinned_tree: None,
+                rollback_pin: p.rollback_pin.clone(),
             },
             install,
         ));
@@ -236,6 +266,7 @@ fn entry(p: Planned, install: InstallReport) -> AppliedReport {
         name: p.name,
         kind: p.kind,
         commit: p.commit,
+        pinned: p.rollback_pin,
         install,
     }
 }
@@ -282,6 +313,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
             name: name.clone(),
             message,
         };
+        let rollback_pin = s.pin.clone();
         let planned = match &s.kind {
             SourceKind::Builtin => Planned {
                 name: name.clone(),
@@ -289,6 +321,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
                 commit: None,
                 spec: SourceSpec::Default,
                 pinned_tree: None,
+                rollback_pin,
             },
             SourceKind::Path(p) => Planned {
                 name: name.clone(),
@@ -299,6 +332,20 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
                     path: p.clone(),
                 },
                 pinned_tree: None,
+                rollback_pin,
+            },
+            // A pinned git source keeps its pinned generation: no checkout is needed.
+            SourceKind::Git { .. } if rollback_pin.is_some() => Planned {
+                name: name.clone(),
+                kind: "git",
+                commit: lock.pin(&name).map(|p| p.commit.clone()),
+                spec: SourceSpec::Named {
+                    key: name.clone(),
+                    path: crate::fleet::source_dir(home, s)
+                        .unwrap_or_else(|| checkout::checkout_dir(home, &name)),
+                },
+                pinned_tree: None,
+                rollback_pin,
             },
             SourceKind::Git {
                 url,
@@ -338,6 +385,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
                         path,
                     },
                     pinned_tree: Some(pin.tree_hash.clone()),
+                    rollback_pin: None,
                 }
             }
         };
@@ -347,26 +395,28 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
 }
 
 /// Records a source `fable install` installed by hand in the inventory (under the install
-/// lock, comments kept), so that the inventory lists it too; false when it was there already
-/// (or its key cannot name an inventory source).
+/// lock, comments kept), so that the inventory lists it too, and lifts a `fable rollback` pin
+/// of it (the install took the source as it is now); false when the inventory already said so
+/// (or the key cannot name an inventory source).
 pub fn record_source(
     home: &FableHome,
     key: &str,
     checkout: Option<&std::path::Path>,
     lock_wait: Duration,
 ) -> Result<bool> {
-    let inv = crate::fleet::load(home)?;
-    if !crate::fleet::inventory::valid_name(key) || inv.source(key).is_some() {
+    let listed = |inv: &Inventory| inv.source(key).is_some_and(|s| s.pin.is_none());
+    if !crate::fleet::inventory::valid_name(key) || listed(&crate::fleet::load(home)?) {
         return Ok(false);
     }
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let mut inv = crate::fleet::load(home)?;
-    let added = inv.add_source(&crate::fleet::hand_installed(key, checkout))?;
-    if added {
+    let changed =
+        inv.add_source(&crate::fleet::hand_installed(key, checkout))? | inv.set_pin(key, None)?;
+    if changed {
         inv.save()?;
     }
-    Ok(added)
+    Ok(changed)
 }
 
 /// Forgets an uninstalled source in the inventory (so that `fable apply` does not install it

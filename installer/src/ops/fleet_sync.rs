@@ -101,22 +101,15 @@ pub fn sync_with(
         };
         for ((name, url, reference, subdir), commit) in git.iter().zip(commits) {
             progress.step(&format!("checking out source {name}"));
-            let mut dir = checkout::checkout(home, name, &commit)?;
-            if let Some(sub) = subdir {
-                dir.push(sub);
+            let mut tree_hash = checked_out_hash(home, name, &commit, subdir.as_deref(), false)?;
+            // The same commit hashing differently from its pin means the checkout was edited
+            // in place: write the commit's tree again rather than pin the edit.
+            let edited = old
+                .pin(name)
+                .is_some_and(|p| p.commit == commit && p.tree_hash != tree_hash);
+            if edited {
+                tree_hash = checked_out_hash(home, name, &commit, subdir.as_deref(), true)?;
             }
-            if !dir.is_dir() {
-                return Err(FleetError::Checkout {
-                    path: dir,
-                    message: format!("commit {commit} has no such `subdir`"),
-                }
-                .into());
-            }
-            let spec = SourceSpec::Named {
-                key: name.clone(),
-                path: dir,
-            };
-            let tree_hash = prepare(home, &spec)?.tree_hash;
             let previous_commit = old
                 .pin(name)
                 .map(|p| p.commit.clone())
@@ -155,4 +148,30 @@ pub fn sync_with(
         lock_changed,
         apply,
     })
+}
+
+/// Checks `commit` out (again, with `force`) and returns fable's tree hash of the source in it.
+fn checked_out_hash(
+    home: &FableHome,
+    name: &str,
+    commit: &str,
+    subdir: Option<&std::path::Path>,
+    force: bool,
+) -> Result<String> {
+    let mut dir = checkout::checkout(home, name, commit, force)?;
+    if let Some(sub) = subdir {
+        dir.push(sub);
+    }
+    if !dir.is_dir() {
+        return Err(FleetError::Checkout {
+            path: dir,
+            message: format!("commit {commit} has no such `subdir`"),
+        }
+        .into());
+    }
+    let spec = SourceSpec::Named {
+        key: name.to_string(),
+        path: dir,
+    };
+    Ok(prepare(home, &spec)?.tree_hash)
 }

@@ -61,6 +61,11 @@ pub struct InstallReport {
     /// Full plans, for human `--dry-run` diffs.
     #[serde(skip)]
     pub plans: Vec<ProfilePlan>,
+    /// A dry run's answer to "would the real run write anything" (also a record refresh,
+    /// which `changed` does not report); false after a real run. `fable apply` skips the real
+    /// run of a source whose preview says no.
+    #[serde(skip)]
+    pub pending: bool,
 }
 
 /// A profile an install left out, untouched: its file cannot be read, parsed or planned (or
@@ -78,7 +83,7 @@ pub struct SkippedProfile {
 }
 
 impl SkippedProfile {
-    fn new(profile: &profiles::Profile, error: &Error) -> SkippedProfile {
+    pub(crate) fn new(profile: &profiles::Profile, error: &Error) -> SkippedProfile {
         let path = &profile.path;
         let fix = match error {
             Error::Parse { line, column, .. } => format!(
@@ -126,7 +131,13 @@ impl Plan {
             || self.git_changes()
     }
 
-    fn report(self, synced: Synced, git: ConvergeOutcome, dry_run: bool) -> InstallReport {
+    fn report(
+        self,
+        synced: Synced,
+        git: ConvergeOutcome,
+        dry_run: bool,
+        pending: bool,
+    ) -> InstallReport {
         let changed = synced.changed
             || self.plans.iter().any(ProfilePlan::changed)
             || git.reports.iter().any(|r| r.changed);
@@ -140,6 +151,7 @@ impl Plan {
             skipped_profiles: self.skipped,
             codex_trust: None,
             plans: self.plans,
+            pending,
         }
     }
 
@@ -279,7 +291,8 @@ fn converge(
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);
         let git = preview.git.clone();
-        return Ok(preview.report(synced, git, opts.dry_run));
+        let pending = preview.needs_work(home);
+        return Ok(preview.report(synced, git, opts.dry_run, pending));
     }
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
@@ -322,7 +335,7 @@ fn converge(
     if let Some(j) = journal {
         j.finish()?;
     }
-    let mut report = planned.report(synced, git, false);
+    let mut report = planned.report(synced, git, false, false);
     let failed = |path: &Path| write_failures.iter().any(|f| f.path == path);
     report.profiles.retain(|r| !failed(&r.path));
     report.plans.retain(|p| !failed(&p.profile.path));

@@ -8,6 +8,7 @@ pub mod fleet_sync;
 pub mod gc;
 pub mod git_hooks;
 pub mod install;
+pub mod pinned;
 pub mod profile;
 pub mod repair;
 pub mod resync;

@@ -9,7 +9,7 @@ use fable_hosts::Host;
 use serde::Serialize;
 
 use crate::config::{Config, RegisteredProfile};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
 use crate::profiles::{self, Origin};
@@ -47,8 +47,11 @@ pub fn list(home: &FableHome) -> Result<Vec<ProfileListing>> {
 }
 
 /// Registers a profile in the inventory (`fleet.toml`, comments kept); `false` when it was
-/// registered already (there or, from before the inventory, in config.toml).
+/// registered already (there or, from before the inventory, in config.toml). Refused, before
+/// anything is written: a directory that does not exist, a literal `~` (a quoted `"~/x"` the
+/// shell did not expand), and a settings file that is already another host's profile.
 pub fn add(home: &FableHome, profile: &RegisteredProfile, lock_wait: Duration) -> Result<bool> {
+    refuse(home, profile)?;
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     if Config::load(&home.config_path())?
@@ -63,6 +66,49 @@ pub fn add(home: &FableHome, profile: &RegisteredProfile, lock_wait: Duration) -
         inv.save()?;
     }
     Ok(added)
+}
+
+fn refuse(home: &FableHome, profile: &RegisteredProfile) -> Result<()> {
+    let dir = &profile.dir;
+    let invalid = |message: String| Error::Invalid {
+        path: dir.clone(),
+        message,
+    };
+    if dir
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('~'))
+    {
+        return Err(invalid(
+            "a literal `~` (the shell does not expand it inside quotes, and fable does not guess whose home it means); write $HOME/... or an absolute path".into(),
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(invalid(format!(
+            "no such directory; create it (or run {} once with this profile) first, then `fable profile add` again",
+            profile.host
+        )));
+    }
+    let file = dir.join(profile.host.settings_file_name());
+    let real = |p: &std::path::Path| {
+        p.parent()
+            .and_then(|d| d.canonicalize().ok())
+            .and_then(|d| p.file_name().map(|n| d.join(n)))
+    };
+    let mine = real(&file);
+    for other in profiles::discover(home)? {
+        if other.host != profile.host && mine.is_some() && real(&other.path) == mine {
+            return Err(Error::Invalid {
+                path: file,
+                message: format!(
+                    "already the settings file of the {} profile {}; one file cannot be two hosts' settings (register another directory for {})",
+                    other.host,
+                    other.dir.display(),
+                    profile.host
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Unregisters a profile from the inventory and from config.toml; `false` when it was in

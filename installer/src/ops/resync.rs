@@ -147,6 +147,16 @@ pub fn resync(home: &FableHome, opts: &ResyncOptions) -> ResyncReport {
 
 fn resync_one(home: &FableHome, s: &SourceStatus, opts: &ResyncOptions) -> SourceResync {
     let entry = SourceResync::new(s);
+    if s.pinned.is_some() && s.state != State::Current {
+        // Re-installing would silently undo the rollback.
+        return entry.with(
+            Action::None,
+            format!(
+                "pinned by `fable rollback`; `fable rollback --unpin {}` follows the source again",
+                s.key
+            ),
+        );
+    }
     let spec = match &s.source {
         None if s.key == DEFAULT_KEY => SourceSpec::Default,
         Some(p) if !p.is_dir() => {

@@ -1,5 +1,7 @@
-//! `fable rollback`: switching back to the previous generation and re-wiring every profile to
-//! its manifest.
+//! `fable rollback`: switching back to the previous generation, re-wiring every profile to
+//! its manifest, and pinning the source to it in the inventory (`pin = "<tree hash>"`, edited in
+//! place) so that the next `fable apply` or `fable doctor --fix` keeps it ([`super::pinned`]);
+//! `fable rollback --unpin` and the next `fable install` of the source lift the pin.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,6 +18,9 @@ pub struct Rollback {
     pub key: String,
     pub from: String,
     pub to: String,
+    /// The inventory the pin was recorded in (`None` when the key cannot name an inventory
+    /// source, so nothing keeps the rollback from being undone).
+    pub pinned_in: Option<PathBuf>,
 }
 
 /// Makes the previous generation current again (and the current one previous).
@@ -46,15 +51,10 @@ pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Roll
             message: problem,
         });
     }
-    // Plan the profiles for the rolled-back manifest first: a file that cannot be planned
-    // stops the rollback before anything changes.
-    let manifest = {
-        let root = store.gen_dir(key, &to);
-        let path = root.join(fable_snapshot::source_set::MANIFEST_PATH);
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        let config = fable_snapshot::SourceConfig::load(&root)?;
-        fable_snapshot::Manifest::parse(&text, &path)?.with_overrides(config.hosts)
-    };
+    // Read the inventory (where the pin goes) and plan the profiles for the rolled-back
+    // manifest first: either refusing stops the rollback before anything changes.
+    crate::fleet::load(home)?;
+    let manifest = super::pinned::generation_manifest(home, key, &to)?;
     let checkouts: Vec<&std::path::Path> = record.source.iter().map(PathBuf::as_path).collect();
     let plans = crate::profiles::discover(home)?
         .iter()
@@ -68,9 +68,53 @@ pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Roll
     for plan in &plans {
         crate::settings::plan::write_plan(home, plan)?;
     }
+    let pinned_in = pin(home, key, record.source.as_deref(), &to)?;
     Ok(Rollback {
         key: key.to_string(),
         from,
         to,
+        pinned_in,
     })
+}
+
+/// Records the pin of `key` in the inventory, adding the source to it first when it is not
+/// listed (the caller holds the install lock). Returns the inventory's path when the pin is
+/// recorded there.
+fn pin(
+    home: &FableHome,
+    key: &str,
+    checkout: Option<&std::path::Path>,
+    to: &str,
+) -> Result<Option<PathBuf>> {
+    let mut inv = crate::fleet::load(home)?;
+    let mut changed = false;
+    if inv.source(key).is_none() {
+        if !crate::fleet::inventory::valid_name(key) {
+            return Ok(None);
+        }
+        changed |= inv.add_source(&crate::fleet::hand_installed(key, checkout))?;
+    }
+    changed |= inv.set_pin(key, Some(to))?;
+    if changed {
+        inv.save()?;
+    }
+    Ok(Some(inv.path().to_path_buf()))
+}
+
+/// Lifts `fable rollback`'s pin of `key` (`fable rollback --unpin`, and every `fable install`
+/// of the source); false when it was not pinned. The wiring is left as it is: the next
+/// `fable apply` installs the source as it is now.
+pub fn unpin(home: &FableHome, key: &str, lock_wait: Duration) -> Result<bool> {
+    let pinned =
+        |inv: &crate::fleet::inventory::Inventory| inv.source(key).is_some_and(|s| s.pin.is_some());
+    if !pinned(&crate::fleet::load(home)?) {
+        return Ok(false);
+    }
+    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
+    let mut inv = crate::fleet::load(home)?;
+    let lifted = inv.set_pin(key, None)?;
+    if lifted {
+        inv.save()?;
+    }
+    Ok(lifted)
 }

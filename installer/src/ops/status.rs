@@ -13,6 +13,7 @@ use fable_snapshot::walk::hash_source;
 
 use crate::default_source;
 use crate::error::Result;
+use crate::fleet::remedy::Remedies;
 use crate::home::FableHome;
 use crate::profiles::{self, Profile};
 use crate::settings::plan::plan_profile;
@@ -64,6 +65,12 @@ pub struct SourceStatus {
     pub git: Vec<crate::git::GitTargetStatus>,
     /// Human-readable reasons for a state other than `current`.
     pub problems: Vec<String>,
+    /// The command that makes the source `current` again (`None` when it is), as
+    /// [`Remedies::command`] decides: `fable sync`, `fable apply`, `fable install PATH`...
+    pub fix: Option<String>,
+    /// The generation `fable rollback` pinned the source to (docs/design.md, "Fleet").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<String>,
 }
 
 /// The source's live tree hash (using its stat cache), or why it cannot be computed.
@@ -104,12 +111,13 @@ pub fn current_manifest(home: &FableHome, key: &str) -> std::result::Result<Mani
         .with_overrides(config.hosts))
 }
 
-/// Classifies one source against the given profiles.
+/// Classifies one source against the given profiles; `remedies` names the fix.
 pub fn source_status(
     home: &FableHome,
     key: &str,
     source: Option<PathBuf>,
     profiles: &[Profile],
+    remedies: &Remedies,
 ) -> SourceStatus {
     let store = home.store();
     let snapshot = store
@@ -186,18 +194,50 @@ pub fn source_status(
         wiring_ok = false;
         problems.extend(g.problems.iter().cloned());
     }
-    let state = if snapshot.is_none() {
-        problems.push("no complete snapshot exists".into());
-        State::NeverMigrated
+    let pinned = remedies.pin(key).map(str::to_string);
+    // A git source whose checkout is behind its lock is behind like an edited source.
+    let behind = remedies.needs_sync(home, key);
+    let changed = (snapshot.is_some() && live.is_some() && live != snapshot) || behind.is_some();
+    let command = remedies.command(home, key, source.as_deref(), changed);
+    let (state, fix) = if snapshot.is_none() {
+        problems.push(match &pinned {
+            Some(pin) => format!(
+                "no complete snapshot exists, and `fable rollback` pinned generation {}, which is gone: run `{}`, then `{command}`",
+                short(pin),
+                Remedies::unpin_command(key)
+            ),
+            None => format!("no complete snapshot exists; run `{command}`"),
+        });
+        let fix = match pinned {
+            Some(_) => Remedies::unpin_command(key),
+            None => command,
+        };
+        (State::NeverMigrated, Some(fix))
     } else if !wiring_ok {
-        State::HalfApplied
-    } else if live.is_some() && live != snapshot {
-        problems.push(
-            "the source changed since its last sync; run `fable install` to take the change".into(),
-        );
-        State::StaleButStable
+        problems.push(format!("run `{command}` to wire every profile again"));
+        (State::HalfApplied, Some(command))
+    } else if changed {
+        match &pinned {
+            Some(pin) => {
+                problems.push(format!(
+                    "pinned to generation {} by `fable rollback`; the source has changed since: `{}`, then `{command}`, takes the change",
+                    short(pin),
+                    Remedies::unpin_command(key)
+                ));
+                (State::StaleButStable, Some(Remedies::unpin_command(key)))
+            }
+            None => {
+                problems.push(match &behind {
+                    Some(why) => format!("{why}; run `{command}` to take the change"),
+                    None => format!(
+                        "the source changed since its last sync; run `{command}` to take the change"
+                    ),
+                });
+                (State::StaleButStable, Some(command))
+            }
+        }
     } else {
-        State::Current
+        (State::Current, None)
     };
     SourceStatus {
         key: key.to_string(),
@@ -208,12 +248,19 @@ pub fn source_status(
         profiles: profile_states,
         git,
         problems,
+        fix,
+        pinned,
     }
+}
+
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
 }
 
 /// Status of one source (`spec`) or of every source in the store.
 pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceStatus>> {
     let profiles = profiles::discover(home)?;
+    let remedies = Remedies::load(home)?;
     let store = home.store();
     let mut targets: Vec<(String, Option<PathBuf>)> = Vec::new();
     match spec {
@@ -227,11 +274,18 @@ pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceS
                 let source = store.read_record(&key)?.and_then(|r| r.source);
                 targets.push((key, source));
             }
+            // An inventory source with no snapshot (never applied, or the store was deleted)
+            // is `never_migrated`, not absent.
+            for s in &remedies.inventory().sources {
+                if !targets.iter().any(|(k, _)| *k == s.name) {
+                    targets.push((s.name.clone(), crate::fleet::source_dir(home, s)));
+                }
+            }
         }
     }
     Ok(targets
         .into_iter()
-        .map(|(k, s)| source_status(home, &k, s, &profiles))
+        .map(|(k, s)| source_status(home, &k, s, &profiles, &remedies))
         .collect())
 }
 

@@ -15,5 +15,6 @@ pub mod owned_file;
 mod owned_shape;
 pub mod patch;
 pub mod plan;
+mod prints;
 pub mod syntax;
 pub mod toml_patch;

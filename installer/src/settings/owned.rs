@@ -8,6 +8,7 @@
 //! [`crate::settings::plan::write_plan`], and read by install, status, doctor and uninstall
 //! alike through [`crate::settings::plan::plan_profile`] and [`entry_owners`].
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -232,21 +233,30 @@ pub fn entries(value: &Value, layout: Layout) -> Vec<Located<'_>> {
 /// taken (something before it moved). An entry whose fingerprint matches nothing (the user
 /// edited or removed it) is no longer fable's and is dropped.
 pub fn resolve(value: &Value, layout: Layout, stored: &[OwnedEntry]) -> Vec<OwnedEntry> {
+    resolve_with(
+        value,
+        layout,
+        stored,
+        &super::prints::of_value(value, layout),
+    )
+}
+
+/// [`resolve`] with the fingerprints of `value`'s entries already known (in [`entries`] order).
+pub fn resolve_with(
+    value: &Value,
+    layout: Layout,
+    stored: &[OwnedEntry],
+    prints: &[String],
+) -> Vec<OwnedEntry> {
     let located = entries(value, layout);
-    let prints: Vec<String> = located
-        .iter()
-        .map(|l| fingerprint(l.event, l.matcher, l.value))
-        .collect();
+    let at = positions(&located);
     let mut taken = vec![false; located.len()];
     let mut found: Vec<Option<usize>> = vec![None; stored.len()];
     for (i, s) in stored.iter().enumerate() {
-        let hit = located.iter().enumerate().position(|(j, l)| {
-            !taken[j]
-                && l.event == s.event
-                && l.group == s.group
-                && l.entry == s.entry
-                && prints[j] == s.fingerprint
-        });
+        let hit = at
+            .get(&(s.event.as_str(), s.group, s.entry))
+            .copied()
+            .filter(|&j| !taken[j] && prints[j] == s.fingerprint);
         if let Some(j) = hit {
             taken[j] = true;
             found[i] = Some(j);
@@ -280,6 +290,15 @@ pub fn resolve(value: &Value, layout: Layout, stored: &[OwnedEntry]) -> Vec<Owne
     out
 }
 
+/// The index in `located` of each (event, group, entry).
+fn positions<'a>(located: &[Located<'a>]) -> HashMap<(&'a str, usize, usize), usize> {
+    located
+        .iter()
+        .enumerate()
+        .map(|(j, l)| ((l.event, l.group, l.entry), j))
+        .collect()
+}
+
 /// Records in file order (by event order in the file, then position), for stable output.
 fn sort(out: &mut [OwnedEntry], value: &Value) {
     let order: Vec<&String> = value
@@ -295,12 +314,16 @@ fn sort(out: &mut [OwnedEntry], value: &Value) {
 
 /// The record after `edits` are applied to `value`: every source's recorded entries that stay,
 /// at their new positions, and this source's entries (kept, replaced, added) under its key.
+/// `prints` are the fingerprints of `value`'s entries (in [`entries`] order).
 pub fn after_edits(
     value: &Value,
     layout: Layout,
     edits: &[Edit],
     own: &Ownership,
+    prints: &[String],
 ) -> Vec<OwnedEntry> {
+    let located = entries(value, layout);
+    let at = positions(&located);
     let shape = super::owned_shape::Shape::of(value, layout, edits);
     let mine = &own.record.key;
     let mut out = Vec::new();
@@ -320,9 +343,11 @@ pub fn after_edits(
                     claim.map(str::to_string)
                 };
                 if let Some(key) = key.filter(|k| !k.is_empty()) {
+                    let known = at.get(&(event.as_str(), g, h)).map(|&j| prints[j].clone());
                     out.push(OwnedEntry {
                         key,
-                        fingerprint: fingerprint(&event, matcher.as_deref(), v),
+                        fingerprint: known
+                            .unwrap_or_else(|| fingerprint(&event, matcher.as_deref(), v)),
                         event: event.clone(),
                         group,
                         entry,
@@ -469,7 +494,8 @@ mod tests {
                 value: json!({"hooks": [new.clone()]}),
             },
         ];
-        let got = after_edits(&doc, Layout::Grouped, &edits, &own);
+        let prints = crate::settings::prints::of_value(&doc, Layout::Grouped);
+        let got = after_edits(&doc, Layout::Grouped, &edits, &own, &prints);
         assert_eq!(
             got,
             vec![

@@ -200,11 +200,12 @@ fn edit(
     let layout = host.layout();
     let doc = parse_settings(path, host, before.map(str::to_string))?;
     let mut own = own.clone();
-    own.record.claims = owned::resolve(&doc.value, layout, &own.record.stored);
+    let prints = super::prints::of_text(&doc.text, &doc.value, layout);
+    own.record.claims = owned::resolve_with(&doc.value, layout, &own.record.stored, &prints);
     let edits = plan(path, &doc, layout, desired, &own)?;
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
     let shifted = shifted_foreign(&doc, layout, &edits, &own);
-    let record = owned::after_edits(&doc.value, layout, &edits, &own);
+    let record = owned::after_edits(&doc.value, layout, &edits, &own, &prints);
     let after = if edits.is_empty() {
         before.unwrap_or_default().to_string()
     } else {

@@ -121,6 +121,7 @@ fn edits_keep_the_users_comments() {
     let s = InventorySource {
         name: "hooks-0123".into(),
         kind: SourceKind::Path("/src/hooks".into()),
+        pin: None,
     };
     assert!(inv.add_source(&s).unwrap());
     assert!(inv.remove_source("local").unwrap());
@@ -142,10 +143,73 @@ fn a_new_inventory_gets_a_schema() {
     inv.add_source(&InventorySource {
         name: "default".into(),
         kind: SourceKind::Builtin,
+        pin: None,
     })
     .unwrap();
     inv.save().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("schema = 1\n"), "{text}");
     Inventory::load(&path, Path::new("/home/u")).unwrap();
+}
+
+#[test]
+fn a_rollback_pin_is_set_and_lifted_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.toml");
+    std::fs::write(&path, FULL).unwrap();
+    let mut inv = Inventory::load(&path, Path::new("/home/u")).unwrap();
+    let hash = "ab".repeat(32);
+    assert!(inv.set_pin("team-hooks", Some(&hash)).unwrap());
+    assert!(!inv.set_pin("team-hooks", Some(&hash)).unwrap());
+    assert!(!inv.set_pin("nobody", Some(&hash)).unwrap());
+    inv.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("name = \"team-hooks\"  # shared"), "{text}");
+    assert!(text.contains(&format!("pin = \"{hash}\"")), "{text}");
+    let mut again = Inventory::load(&path, Path::new("/home/u")).unwrap();
+    assert_eq!(
+        again.source("team-hooks").unwrap().pin.as_deref(),
+        Some(hash.as_str())
+    );
+    assert!(again.set_pin("team-hooks", None).unwrap());
+    again.save().unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), FULL);
+}
+
+#[test]
+fn a_pin_that_is_not_a_tree_hash_is_refused() {
+    let (line, message) =
+        refused("schema = 1\n[[source]]\nname = \"default\"\nbuiltin = true\npin = \"HEAD\"\n");
+    assert_eq!(line, 5);
+    assert!(
+        message.contains("fable rollback --unpin default"),
+        "{message}"
+    );
+}
+
+#[test]
+fn plain_http_is_refused_off_loopback_with_its_line() {
+    let text = |url: &str| {
+        format!("schema = 1\n\n[[source]]\nname = \"team\"\ngit = \"{url}\"\nref = \"main\"\n")
+    };
+    let (line, message) = refused(&text("http://git.example.com/hooks.git"));
+    assert_eq!(line, 5);
+    assert!(
+        message.contains("plain http://") && message.contains("use https://"),
+        "{message}"
+    );
+    for ok in [
+        "http://127.0.0.1:8080/hooks.git",
+        "http://localhost/hooks.git",
+        "http://[::1]:9/h.git",
+        "http://user@127.0.0.2/h.git",
+        "https://git.example.com/hooks.git",
+        "HTTPS://git.example.com/hooks.git",
+    ] {
+        parse(&text(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    assert!(validate::plain_http_off_loopback("HTTP://10.0.0.1/x"));
+    assert!(validate::plain_http_off_loopback(
+        "http://localhost.evil.com/x"
+    ));
 }

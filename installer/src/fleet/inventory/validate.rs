@@ -26,7 +26,7 @@ pub(super) struct Validator<'a> {
 const TOP: &[&str] = &["schema", "defaults", "hosts", "source", "profile", "git"];
 const DEFAULTS: &[&str] = &["hosts", "prune", "trust_codex"];
 const HOST: &[&str] = &["enabled"];
-const SOURCE: &[&str] = &["name", "path", "git", "ref", "subdir", "builtin"];
+const SOURCE: &[&str] = &["name", "path", "git", "ref", "subdir", "builtin", "pin"];
 const PROFILE: &[&str] = &["host", "dir"];
 const GIT: &[&str] = &["repo", "source", "hooks_path"];
 const HOSTS_HELP: &str = "one of \"claude\", \"codex\", \"gemini\", \"cursor\"";
@@ -200,13 +200,20 @@ impl Validator<'_> {
                 "write path = \"~/src/hooks\"",
             )?)
         } else if kinds[1] {
-            let (url, _) = self.string(t, "git", true)?.map_err(|span| {
+            let (url, url_span) = self.string(t, "git", true)?.map_err(|span| {
                 self.err(
                     span,
                     "`git` must be a URL",
                     "write git = \"file:///srv/hooks.git\"",
                 )
             })?;
+            if plain_http_off_loopback(&url) {
+                return Err(self.err(
+                    url_span,
+                    &format!("source {name:?}: plain http:// ({url}) is refused: anyone on the way could change the hooks every session runs"),
+                    "use https:// (or file://, git:// on a trusted network); plain http:// is accepted only for 127.0.0.1, localhost and [::1]",
+                ));
+            }
             let (reference, _) = self.string(t, "ref", true)?.map_err(|span| {
                 self.err(
                     span.or(t.span()),
@@ -248,7 +255,20 @@ impl Validator<'_> {
             };
             return Err(self.err(name_span, &format!("source {name:?}"), fix));
         }
-        Ok(InventorySource { name, kind })
+        let pin = match self.string(t, "pin", false)? {
+            Ok((p, span)) => {
+                if p.len() != 64 || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(self.err(
+                        span,
+                        "`pin` must be a tree hash (64 hex digits, written by `fable rollback`)",
+                        &format!("remove it with `fable rollback --unpin {name}`"),
+                    ));
+                }
+                Some(p)
+            }
+            Err(_) => None,
+        };
+        Ok(InventorySource { name, kind, pin })
     }
 
     /// Refuses keys not in `allowed`.
@@ -344,4 +364,27 @@ impl Validator<'_> {
             fix: fix.to_string(),
         }
     }
+}
+
+/// True for an `http://` URL whose host is not loopback (127.0.0.0/8, `localhost`, `[::1]`).
+pub(super) fn plain_http_off_loopback(url: &str) -> bool {
+    let Some(rest) = url
+        .get(..7)
+        .filter(|s| s.eq_ignore_ascii_case("http://"))
+        .map(|_| &url[7..])
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    !loopback
 }

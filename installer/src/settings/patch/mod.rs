@@ -445,6 +445,13 @@ pub fn apply_and_verify(
     layout: Layout,
     edits: &[Edit],
 ) -> Result<Applied> {
+    if edits.is_empty() {
+        // Nothing to apply, nothing to verify: the text stays as it is.
+        return Ok(Applied {
+            text: doc.text.clone(),
+            patch: Vec::new(),
+        });
+    }
     let patch = to_json_patch(edits, layout);
     if doc.syntax == Syntax::Toml {
         return apply_toml(path, doc, edits, patch);
