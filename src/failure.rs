@@ -203,6 +203,7 @@ fn fleet(e: &FleetError) -> Classified {
         FleetError::UnknownRef { .. } => bare("unknown_ref"),
         FleetError::Checkout { path, .. } => some("checkout", path),
         FleetError::NotSynced { .. } => bare("not_synced"),
+        FleetError::InventoryMissing { path, .. } => some("inventory_missing", path),
     }
 }
 

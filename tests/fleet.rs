@@ -242,6 +242,42 @@ fn a_deleted_store_is_rebuilt_from_the_inventory_with_the_wiring_untouched() {
 }
 
 #[test]
+fn a_missing_inventory_is_refused_rather_than_pruning_what_an_earlier_apply_installed() {
+    let f = Fleet::new();
+    f.write_inventory(&["local", "default"]);
+    f.env.ok(["apply"]);
+    let wiring: Vec<String> = f
+        .profiles()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let inventory = f.env.fable_home.join("fleet.toml");
+    std::fs::remove_file(&inventory).unwrap();
+    let out = f.env.run(["apply", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["kind"], "inventory_missing", "{doc:#}");
+    assert_eq!(doc["error"]["path"], inventory.display().to_string());
+    let message = doc["error"]["message"].as_str().unwrap();
+    assert!(message.contains("local"), "{message}");
+    let after: Vec<String> = f
+        .profiles()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(wiring, after, "nothing was pruned");
+    // An inventory that says "no sources" is the way to remove them.
+    write(&inventory, "schema = 1\n");
+    f.env.ok(["apply"]);
+    let pruned: Vec<String> = f
+        .profiles()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_ne!(wiring, pruned, "the empty inventory pruned the sources");
+}
+
+#[test]
 fn sync_moves_a_git_source_and_the_lock_pins_the_tree_hash_status_reports() {
     let f = Fleet::new();
     f.write_inventory(&["team"]);

@@ -148,6 +148,14 @@ pub fn apply_with(
     } else {
         Vec::new()
     };
+    if !pruned.is_empty() && !inv.path().exists() {
+        let keys: Vec<&str> = pruned.iter().map(|a| a.key.as_str()).collect();
+        return Err(FleetError::InventoryMissing {
+            path: inv.path().to_path_buf(),
+            sources: keys.join(", "),
+        }
+        .into());
+    }
     let mut report = ApplyReport {
         changed: false,
         dry_run: opts.dry_run,
