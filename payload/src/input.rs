@@ -133,7 +133,7 @@ impl Scanner {
                     i += 1;
                     continue;
                 }
-                match memchr::memchr2(b'"', b'\\', &chunk[i..]) {
+                match quote_or_backslash(&chunk[i..]) {
                     None => break,
                     Some(off) => {
                         if chunk[i + off] == b'\\' {
@@ -166,6 +166,21 @@ impl Scanner {
     }
 }
 
+/// The first read's buffer; most payloads fit in it.
+const FIRST_CHUNK: usize = 16 * 1024;
+
+/// The first `"` or `\\` in `bytes`. On x86-64 this is memchr's SSE2 searcher, which every
+/// x86-64 CPU has: the generic `memchr2` first probes the CPU for AVX2 with `cpuid`, and in a
+/// virtual machine each `cpuid` traps to the hypervisor, which made that probe the evaluator's
+/// largest user-space cost per call (docs/design.md, "Budgets").
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if let Some(two) = memchr::arch::x86_64::sse2::memchr::Two::new(b'"', b'\\') {
+        return two.find(bytes);
+    }
+    memchr::memchr2(b'"', b'\\', bytes)
+}
+
 /// The bytes read and how the read ended.
 #[derive(Debug)]
 pub struct Payload {
@@ -187,9 +202,10 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
     }
     let start = Instant::now();
     let mut last = start;
-    let mut bytes: Vec<u8> = Vec::new();
+    // Read straight into the payload's spare capacity: no zeroed staging buffer (a 64 KiB one
+    // cost 16 page faults per call) and no copy.
+    let mut bytes: Vec<u8> = Vec::with_capacity(FIRST_CHUNK);
     let mut scanner = Scanner::default();
-    let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let now = Instant::now();
         let total_left = limits.total.saturating_sub(now - start);
@@ -231,8 +247,16 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
                 end: End::NoInput,
             };
         }
-        // SAFETY: chunk is a valid writable buffer of chunk.len() bytes.
-        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if bytes.capacity() - bytes.len() < FIRST_CHUNK / 4 {
+            // Doubling, but never far past the cap: one byte over it is enough to refuse.
+            let room = (limits.max_bytes + 1).saturating_sub(bytes.len()).max(1);
+            bytes.reserve(bytes.capacity().clamp(FIRST_CHUNK, room.max(FIRST_CHUNK)));
+        }
+        let old = bytes.len();
+        let spare = bytes.capacity() - old;
+        // SAFETY: the pointer addresses the vector's `spare` bytes of unused capacity, and read
+        // writes at most `spare` bytes there.
+        let n = unsafe { libc::read(fd, bytes.as_mut_ptr().add(old).cast(), spare) };
         if n < 0 {
             let err = std::io::Error::last_os_error();
             match err.kind() {
@@ -253,10 +277,10 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
                 end: End::Eof,
             };
         }
-        let got = &chunk[..n as usize];
+        // SAFETY: read initialised `n` (<= spare) bytes just past the old length.
+        unsafe { bytes.set_len(old + n as usize) };
         last = Instant::now();
-        let done = scanner.feed(got);
-        bytes.extend_from_slice(got);
+        let done = scanner.feed(&bytes[old..]);
         if bytes.len() > limits.max_bytes {
             return Payload {
                 bytes,

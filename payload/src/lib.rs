@@ -126,6 +126,12 @@ impl PendingFires {
 /// [`evaluate`], returning the fire-log lines instead of writing them, so that the process
 /// writes them after its answer is printed.
 pub fn evaluate_deferred(req: &Request<'_>) -> (Outcome, PendingFires) {
+    evaluate_normalized(req, normalize::normalize(req.payload))
+}
+
+/// [`evaluate_deferred`] with the payload already normalised into `input` (the process moves
+/// its own payload's tool input there: [`normalize::normalize_owned`]).
+fn evaluate_normalized(req: &Request<'_>, mut input: Input) -> (Outcome, PendingFires) {
     let none = PendingFires::default;
     let wired = req.event;
     let host = match output::answering_host(req.host, req.payload) {
@@ -143,7 +149,6 @@ pub fn evaluate_deferred(req: &Request<'_>) -> (Outcome, PendingFires) {
         host,
         ..req.clone()
     };
-    let mut input = normalize::normalize(req.payload);
     if wired == Event::BeforeShellExecution
         || input.event_name.as_deref() == Some("beforeShellExecution")
     {
@@ -480,7 +485,9 @@ fn run(raw: &[OsString]) -> i32 {
         return usage_note(&args, problem);
     }
     let payload = input::read_fd(0, input::Limits::from_env());
-    let obj = input::to_object(&payload);
+    let mut obj = input::to_object(&payload);
+    drop(payload);
+    let normalized = normalize::normalize_owned(&mut obj);
     let config = Config::hook_from_env();
     let req = Request {
         event,
@@ -489,7 +496,7 @@ fn run(raw: &[OsString]) -> i32 {
         process_cwd: std::env::current_dir().ok(),
         config: &config,
     };
-    let (out, fires) = evaluate_deferred(&req);
+    let (out, fires) = evaluate_normalized(&req, normalized);
     emit_stdout(&out.stdout);
     let stderr = args.host_note.clone().unwrap_or_default() + &out.stderr;
     if !stderr.is_empty() {

@@ -214,6 +214,33 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
     }
 }
 
+/// [`normalize`] for a payload the caller owns: the tool input and the tool response are moved
+/// into the [`Input`] (left as `null` in `m`, keys kept) instead of copied, since they are what a
+/// large payload is made of (a `Write` of a 1 MiB file: one 1 MiB copy and its 256 page faults
+/// fewer). Everything else reads as [`normalize`] reads it.
+pub fn normalize_owned(m: &mut Map<String, Value>) -> Input {
+    if windsurf_lift(m).is_some() {
+        return normalize(m);
+    }
+    let mut take = |keys: &[&str]| {
+        let key = keys.iter().find(|k| m.contains_key(**k))?;
+        m.get_mut(*key).map(std::mem::take)
+    };
+    let tool_input = take(TOOL_INPUT_KEYS);
+    let tool_response = take(RESPONSE_KEYS);
+    let mut input = normalize_fields(m);
+    if let Some(v) = tool_input {
+        input.tool_input = v;
+    }
+    if let Some(v) = tool_response {
+        input.tool_response = v;
+    }
+    input
+}
+
+/// Where a payload's tool input is, in alias order.
+const TOOL_INPUT_KEYS: &[&str] = &["tool_input", "toolInput", "toolArgs"];
+
 fn normalize_fields(m: &Map<String, Value>) -> Input {
     let mut authority = Authority::Absent;
     // The first supplied key in alias order decides.
@@ -239,9 +266,7 @@ fn normalize_fields(m: &Map<String, Value>) -> Input {
         authority,
         tool_name,
         tool_name_malformed,
-        tool_input: first(m, &["tool_input", "toolInput", "toolArgs"])
-            .cloned()
-            .unwrap_or(Value::Null),
+        tool_input: first(m, TOOL_INPUT_KEYS).cloned().unwrap_or(Value::Null),
         tool_response: first(m, RESPONSE_KEYS)
             .cloned()
             .unwrap_or_else(|| top_level_result(m)),
@@ -453,5 +478,25 @@ mod tests {
         assert!(!is_cursor_payload(&obj(
             json!({"session_id": "s", "cwd": "/"})
         )));
+    }
+    #[test]
+    fn owned_normalisation_reads_as_the_borrowed_one() {
+        for v in [
+            json!({"tool_name": "Write", "tool_input": {"file_path": "/p/a", "content": "x"},
+                   "tool_response": {"ok": true}, "cwd": "/p", "session_id": "s"}),
+            json!({"toolName": "run_shell_command", "toolArgs": {"command": "ls"}, "toolInput": 1}),
+            json!({"tool_name": "Bash", "tool_input": null, "tool_output": "out"}),
+            json!({"tool_name": "Read", "result": "top-level result"}),
+            json!({"agent_action_name": "pre_write_code", "tool_info": {"file_path": "/p/a"}}),
+            json!({}),
+        ] {
+            let raw = obj(v.clone());
+            let borrowed = normalize(&raw);
+            let mut taken = raw.clone();
+            let owned = normalize_owned(&mut taken);
+            assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"), "{v}");
+            let keys = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(&taken), keys(&raw), "keys kept: {v}");
+        }
     }
 }
