@@ -24,7 +24,9 @@
 //!   `false`.
 //! - SessionStart hooks are awaited but what they print is dropped (only UserPromptSubmit's
 //!   output reaches the model): fable's SessionStart context does not reach a Kimi session.
-//! - PostToolUse and PostToolUseFailure are fired without waiting for them.
+//! - PostToolUse and PostToolUseFailure are fired without waiting for them, and Kimi sends
+//!   SIGTERM to those still running when the turn ends: fable's transaction is short, but the
+//!   last tool call's count can be lost if the model's final answer comes first.
 use serde_json::{json, Map, Value};
 
 use crate::claude::claude_form;

