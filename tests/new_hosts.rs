@@ -1,5 +1,6 @@
 //! The evaluator under the hosts added in issue "More hosts", fed the payloads captured from
-//! the real clients (`tests/fixtures/payloads-real/qwen/`): Qwen Code 0.15.10.
+//! the real clients (`tests/fixtures/payloads-real/qwen/`, `.../kimi/`): Qwen Code 0.15.10, Kimi
+//! Code 2.1.0.
 
 use serde_json::json;
 
@@ -111,4 +112,89 @@ fn doctor_reads_qwen_timeouts_in_milliseconds_and_its_hooks_switch() {
             .any(|m| m.contains("disableAllHooks")),
         "{report:#}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kimi Code 2.1.0 (`tests/fixtures/payloads-real/kimi/`, captured by tests/hosts-e2e).
+
+/// Kimi's Write names its target `path`; the refusal comes back as a PostToolUseFailure that
+/// carries fable's reason, which must not count as a mutation or a command failure.
+#[test]
+fn kimi_write_to_lifecycle_state_is_blocked_and_the_echoed_refusal_is_not_counted() {
+    let p = Proj::new();
+    let before = std::fs::read(p.state_path()).unwrap();
+    let mut deny = p.real("kimi", "deny-PreToolUse-Write");
+    assert!(
+        deny["tool_input"].get("file_path").is_none(),
+        "what Kimi 2.1.0 sends"
+    );
+    deny["tool_input"]["path"] = json!(p.state_path());
+    let o = p.hook("pre-tool-use", "kimi", &deny);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("[fable] BLOCKED write to lifecycle state"));
+    assert!(
+        o.stdout.is_empty(),
+        "Kimi reads the reason from stderr on exit 2"
+    );
+    let mut echo = p.real("kimi", "deny-PostToolUseFailure-Write");
+    echo["tool_input"]["path"] = json!(p.state_path());
+    echo["error"]["message"] = json!(stderr(&o).trim_end());
+    let o = p.hook("post-tool-use-failure", "kimi", &echo);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(p.state_path()).unwrap(),
+        before,
+        "the refused write never ran"
+    );
+    // The same payload under a host that reports only calls that ran counts it.
+    let o = p.hook("post-tool-use-failure", "claude", &echo);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(p.state()["mutationGeneration"], 1);
+    assert_eq!(p.state()["failureStreak"], 1);
+}
+
+#[test]
+fn kimi_writes_count_and_shell_failures_carry_an_error_object() {
+    let p = Proj::new();
+    let pre = p.real("kimi", "write-PreToolUse-Write");
+    let o = p.hook("pre-tool-use", "kimi", &pre);
+    assert_eq!(
+        (code(&o), o.stdout.is_empty()),
+        (0, true),
+        "allow prints nothing"
+    );
+    let post = p.real("kimi", "write-PostToolUse-Write");
+    assert!(post["tool_output"].is_string(), "what Kimi 2.1.0 sends");
+    assert_eq!(code(&p.hook("post-tool-use", "kimi", &post)), 0);
+    assert_eq!(p.state()["mutationGeneration"], 1);
+    let fail = p.real("kimi", "fail-PostToolUseFailure-Bash");
+    assert!(
+        fail["error"]["message"].is_string(),
+        "what Kimi 2.1.0 sends"
+    );
+    for _ in 0..2 {
+        assert_eq!(code(&p.hook("post-tool-use-failure", "kimi", &fail)), 0);
+    }
+    assert_eq!(p.state()["failureStreak"], 2);
+    assert_eq!(p.state()["phase"], "recovering");
+}
+
+/// Kimi sends `stop_hook_active: false` on every Stop and runs Stop once a turn after a
+/// block: an open card blocks the first one, with the reason on stderr.
+#[test]
+fn kimi_stop_blocks_on_an_open_card_with_exit_2() {
+    let p = Proj::new();
+    p.ledger("- [ ] finish the probe card\n");
+    let stop = p.real("kimi", "card-Stop");
+    assert_eq!(stop["stop_hook_active"], false, "what Kimi 2.1.0 sends");
+    let o = p.hook("stop", "kimi", &stop);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[fable] BLOCKED stop"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+    let start = p.real("kimi", "write-SessionStart");
+    assert_eq!(code(&p.hook("session-start", "kimi", &start)), 0);
 }

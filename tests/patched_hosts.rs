@@ -454,7 +454,7 @@ fn kimi_write_of_lifecycle_state_and_an_open_card_stop_are_blocked() {
     let p = Proj::new();
     let deny = json!({"hook_event_name": "PreToolUse", "session_id": "s-kimi",
         "session_title": "t", "client_type": "kimi_code_cli", "cwd": p.root,
-        "tool_name": "Write", "tool_input": {"file_path": p.state_path(), "content": "{}"}});
+        "tool_name": "Write", "tool_input": {"path": p.state_path(), "content": "{}"}});
     let o = p.hook("pre-tool-use", "kimi", &deny);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(

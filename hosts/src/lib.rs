@@ -12,7 +12,7 @@ pub mod spec;
 pub mod synthetic;
 
 pub use event::Event;
-pub use output::{Outcome, Verdict};
+pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{
     dropped_key_effect, EntrySpec, HostSpec, Layout, SettingsLocation, Storage, TimeoutUnit,
 };

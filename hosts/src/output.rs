@@ -5,6 +5,11 @@ use serde_json::json;
 
 use crate::Event;
 
+/// How every block reason of fable's evaluator begins (`[fable] BLOCKED write to lifecycle
+/// state: ...`): what tells fable's own refusal apart when a host echoes it back
+/// ([`crate::HostSpec::reports_refusal`]).
+pub const BLOCK_PREFIX: &str = "[fable] BLOCKED";
+
 /// The outcome of an evaluation, before rendering.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {

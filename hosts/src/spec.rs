@@ -235,6 +235,14 @@ pub trait HostSpec: Sync {
     fn trusts_stop_hook_active(&self) -> bool {
         true
     }
+    /// Whether a payload of `event` reports a tool call that fable's own PreToolUse refused, so
+    /// the tool never ran (Kimi Code reports a refused call as `PostToolUseFailure` whose
+    /// `error.message` is the hook's reason): the evaluator then leaves the state alone, since
+    /// a refusal is neither a workspace mutation nor a command failure. False by default: the
+    /// other hosts send nothing after a refusal.
+    fn reports_refusal(&self, _event: Event, _payload: &Map<String, Value>) -> bool {
+        false
+    }
     /// Top-level fields the host requires, added when absent (never changed when present).
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
         Vec::new()

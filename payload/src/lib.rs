@@ -27,6 +27,9 @@
 //! - Qwen Code sends `stop_hook_active: true` on every Stop, the first included: for it the
 //!   flag is ignored ([`fable_hosts::HostSpec::trusts_stop_hook_active`]), and the blocked-stop
 //!   count alone bounds the loop.
+//! - Kimi Code reports a call that fable's PreToolUse refused as a PostToolUseFailure carrying
+//!   the block reason: it is allowed without a transaction
+//!   ([`fable_hosts::HostSpec::reports_refusal`]), since the tool never ran.
 //! - Cursor's `stop` hook cannot block: its blocking form is `followup_message` with exit 0.
 //! - `fable phase complete` is refused while Stop would still block for verification or cards.
 
@@ -142,6 +145,11 @@ fn evaluate_normalized(req: &Request<'_>, mut input: Input) -> (Outcome, Pending
     };
     let event = wired.claude_equivalent();
     if !EVALUATED_EVENTS.contains(&event) {
+        return (output::render(&Verdict::Allow, wired, host), none());
+    }
+    // A host that echoes fable's own refusal back as a failed call (Kimi Code): the tool never
+    // ran, so it is neither a mutation nor a command failure.
+    if host.spec().reports_refusal(event, req.payload) {
         return (output::render(&Verdict::Allow, wired, host), none());
     }
     let req = Request {

@@ -1,5 +1,6 @@
 """Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
-Qwen Code, Factory Droid; Copilot CLI in copilot.py, OpenCode in opencode.py)."""
+Qwen Code, Factory Droid; Copilot CLI in copilot.py, OpenCode in opencode.py, Kimi Code in
+kimi.py)."""
 
 import json
 import os
@@ -8,6 +9,7 @@ import subprocess
 import time
 
 import copilot
+import kimi
 import opencode
 
 PINNED = {
@@ -17,6 +19,8 @@ PINNED = {
     "qwen": ("@qwen-code/qwen-code", "0.15.10", "qwen"),
     "copilot": copilot.PIN,
     "opencode": opencode.PIN,
+    # Installed with its own Node 22 into a prefix of its own (kimi.py), not the shared tree.
+    "kimi": kimi.PIN,
     # Droid's npm wrapper (@factory/cli) downloads this platform package at install time; it is
     # pinned directly (a registry package holding the binary, linux x64 only).
     "droid": ("@factory/cli-linux-x64", "0.225.2", "droid"),
@@ -38,6 +42,8 @@ def setup_profile(host, env):
         copilot.setup_profile(env)
     elif host == "opencode":
         opencode.setup_profile(env)
+    elif host == "kimi":
+        kimi.setup_profile(env)
     elif host == "claude":
         os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
         # Skip the first-run screens; -p does not need them, but keep the config quiet.
@@ -130,6 +136,8 @@ def command(host, bins, env, port, tmpdir):
         return copilot.command(bins, port)
     if host == "opencode":
         return opencode.command(bins, port)
+    if host == "kimi":
+        return kimi.command(env, port)
     if host == "droid":
         # A custom (BYOK) Anthropic model on loopback, in airgap mode: no Factory login.
         runtime = os.path.join(tmpdir, f"droid-runtime-{port}.json")

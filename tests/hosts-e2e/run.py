@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""End-to-end suite: the real Claude Code / Codex / Gemini / Qwen Code CLIs, offline, against a scripted
-fake model, with fable's hooks installed. See README.md in this directory."""
+"""End-to-end suite: the real Claude Code / Codex / Gemini / Qwen Code / Copilot / OpenCode / Droid /
+Kimi Code CLIs, offline, against a scripted fake model, with fable's hooks installed. See README.md
+in this directory."""
 
 import argparse
 import json
@@ -17,15 +18,25 @@ sys.path.insert(0, HERE)
 
 import fakemodel as fm  # noqa: E402
 import hosts as H  # noqa: E402
+import kimi as KI  # noqa: E402
 import opencode as OC  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi"]
+# Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
+# with the Node 22 it needs); one that cannot be installed is skipped with one line.
+OWN_PREFIX = {"kimi": KI}
+# Seconds after the others a host's child starts (a full run only): on two cores, Kimi Code's
+# Node start-up competes with every other host's first run.
+START_DELAY = {"kimi": 60}
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
          "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
 RUN_DEADLINE = 45.0
+# A host's first run pays its one-time start-up in a fresh HOME (OpenCode: well over 45 s on a
+# loaded two-core machine, against 10 s on a quiet one).
+FIRST_RUN_DEADLINE = 90.0
 BOUNDED_DEADLINE = 60.0
 MAX_MODEL_CALLS = 30
 MAX_STOP_HOOKS = 100  # Stop hook runs (seen by the probe) before the harness kills a run
@@ -43,6 +54,11 @@ NO_HEADLESS_SESSION_START = {"qwen": "Qwen Code fires SessionStart only in inter
 # fires on the success path only, and it has no PostToolUseFailure): the failure streak cannot
 # be seen there. Applied only while the host indeed sends nothing for the failing commands.
 NO_FAILURE_HOOKS = {"droid": "Droid runs PostToolUse only after a tool succeeded and has no PostToolUseFailure"}
+
+# Hosts that run SessionStart hooks but discard what they print (Kimi Code 2.1.0 awaits them and
+# drops the result; only UserPromptSubmit's output reaches the model): fable's context cannot
+# reach the model there. Applied only while no model request indeed holds it.
+NO_SESSION_CONTEXT = {"kimi": "Kimi Code runs SessionStart hooks but discards their output"}
 
 CONTEXT_MARK = "[fable] lifecycle state of "
 BLOCK_MARK = "[fable] BLOCKED"
@@ -95,6 +111,8 @@ def unshare_ok():
 
 
 def npm_installed(host):
+    if host in OWN_PREFIX:
+        return OWN_PREFIX[host].installed()
     pkg, ver, _ = H.PINNED[host]
     pj = os.path.join(NPM_DIR, "node_modules", pkg, "package.json")
     try:
@@ -104,13 +122,14 @@ def npm_installed(host):
 
 
 def ensure_npm(hosts):
+    hosts = [h for h in hosts if h not in OWN_PREFIX]
     missing = [h for h in hosts if not npm_installed(h)]
     if not missing:
         return None
     if not shutil.which("npm"):
         return "npm not found"
     os.makedirs(NPM_DIR, exist_ok=True)
-    specs = [f"{H.PINNED[h][0]}@{H.PINNED[h][1]}" for h in ALL_HOSTS]  # one tree, all pinned
+    specs = [f"{H.PINNED[h][0]}@{H.PINNED[h][1]}" for h in ALL_HOSTS if h not in OWN_PREFIX]  # one tree
     log(f"hosts-e2e: npm install {' '.join(specs)} (prefix {NPM_DIR})")
     r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR,
                         "--cache", os.path.join(WORK, "npm-cache"), *specs],
@@ -135,7 +154,7 @@ def load_xfail(path):
 
 def outer(args):
     t0 = time.time()
-    hosts = [args.host] if args.host else ALL_HOSTS
+    hosts = [args.host] if args.host else list(ALL_HOSTS)
     why = unshare_ok()
     if why:
         print(f"SKIP hosts-e2e: {why}")
@@ -153,11 +172,22 @@ def outer(args):
         print(f"FAIL hosts-e2e setup: {why}")
         print("0 passed, 1 failed")
         return 1
+    host_skips = []
+    for h in [h for h in hosts if h in OWN_PREFIX]:
+        why = OWN_PREFIX[h].ensure(log)
+        if why:
+            host_skips.append((h, why))
+            hosts.remove(h)
     xfail = load_xfail(args.xfail)
     os.makedirs(os.path.join(WORK, "tmp"), exist_ok=True)
     root = tempfile.mkdtemp(prefix="run-", dir=os.path.join(WORK, "tmp"))
     procs = {}
-    for h in hosts:
+    started = time.time()
+    # Hosts with a start delay go last, once the others' first runs (the heaviest start-ups)
+    # are under way; the suite's wall time is set by OpenCode's served runs anyway.
+    delay = (lambda h: START_DELAY.get(h, 0)) if len(hosts) > 1 else (lambda h: 0)
+    for h in sorted(hosts, key=delay):
+        time.sleep(max(0.0, started + delay(h) - time.time()))
         d = os.path.join(root, h)
         os.makedirs(d)
         cmd = ["unshare", "-n", "-m", "--", sys.executable, os.path.abspath(__file__),
@@ -179,6 +209,9 @@ def outer(args):
             results[h] = {"cases": {c: ["FAIL", "harness error: " + tail.replace("\n", " | ")]
                                     for c in CASES}, "facts": {}}
     passed = failed = skipped = xfailed = xpassed = 0
+    for h, why in host_skips:
+        print(f"SKIP {h}: not installed ({why})")
+        skipped += 1
     for h in hosts:
         for case in CASES:
             status, reason = results[h]["cases"].get(case, ["FAIL", "not run"])
@@ -499,7 +532,7 @@ def inner_main(host, root, fable):
     # ---- run 1: one write (cases 1, 2, 3)
     p = projects["write"]
     s0, _ = inn.state(p)
-    run = inn.run_cli("write", p, fm.Script([fm.write("x.txt", "hi\n"), fm.text()]))
+    run = inn.run_cli("write", p, fm.Script([fm.write("x.txt", "hi\n"), fm.text()]), deadline=FIRST_RUN_DEADLINE)
     run["host"] = host
     s1, _ = inn.state(p)
     facts["write"] = summarize(run)
@@ -534,6 +567,8 @@ def inner_main(host, root, fable):
             not_applicable("session-context", NO_HEADLESS_SESSION_START[host])
         elif hit:
             result("session-context", True, f"in model request #{hit[0] + 1}")
+        elif host in NO_SESSION_CONTEXT and "SessionStart" in evs:
+            not_applicable("session-context", NO_SESSION_CONTEXT[host])
         else:
             any_mark = any(CONTEXT_MARK in body_text(r) for r in m)
             result("session-context", False, "fable's SessionStart context is not in any model request"
@@ -575,8 +610,18 @@ def inner_main(host, root, fable):
         # OpenCode runs plugins in turn and a throw ends the chain: the probe, installed after
         # fable's own plugin, never sees the refused call; fable's reason in the tool result
         # shows that the PreToolUse ran.
+        # A host that reports the refused write back (Kimi Code: a PostToolUseFailure carrying
+        # fable's reason) must not have it counted: the tool never ran.
+        echoed = [pp for pp in run["probe"] if pp["event"] in ("PostToolUse", "PostToolUseFailure")
+                  and isinstance(pp["payload"], dict) and BLOCK_MARK in json.dumps(pp["payload"])]
+        counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
+                   if s0.get(k) != s1.get(k)}
+        facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
         if not write_pre and not (host == "opencode" and told):
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
+        elif echoed and counted:
+            result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "
+                   f"and fable counted it: {counted}")
         else:
             result("guard-state", True, "blocked; the model was told" if told else
                    "state intact, but the block reason did not reach the model's tool result")

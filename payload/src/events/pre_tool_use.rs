@@ -301,6 +301,16 @@ pub fn run(project: &Project, cfg: &Config) -> Verdict {
 mod tests {
     use super::*;
 
+    /// Kimi Code echoes a refusal back as a failed call; fable tells its own by this prefix
+    /// (`HostSpec::reports_refusal`).
+    #[test]
+    fn block_reasons_begin_with_the_prefix_hosts_recognise() {
+        let Verdict::Block(reason) = protected_write("/p/.fable/state.json") else {
+            panic!("a protected write blocks");
+        };
+        assert!(reason.starts_with(fable_hosts::BLOCK_PREFIX), "{reason}");
+    }
+
     #[test]
     fn forks_are_found_at_any_depth() {
         use serde_json::json;
