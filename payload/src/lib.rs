@@ -37,6 +37,7 @@
 
 pub mod agent;
 pub mod debt;
+pub mod digest;
 pub mod discovery;
 pub mod error;
 pub mod events;

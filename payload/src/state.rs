@@ -25,7 +25,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
@@ -198,12 +197,7 @@ const KNOWN_FIELDS: &[&str] = &[
 /// The workspace id of a (canonical) project root: first 24 hex of sha256 of its path bytes.
 pub fn workspace_id(root: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
-    let digest = Sha256::digest(root.as_os_str().as_bytes());
-    let mut s = String::with_capacity(24);
-    for b in &digest[..12] {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    crate::digest::hex_prefix(&crate::digest::sha256(root.as_os_str().as_bytes()), 12)
 }
 
 impl State {

@@ -27,7 +27,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::fs_safety;
@@ -76,8 +75,7 @@ fn path(project: &Project) -> PathBuf {
 }
 
 fn key(session: &str) -> String {
-    let d = Sha256::digest(session.as_bytes());
-    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::hex_prefix(&crate::digest::sha256(session.as_bytes()), 8)
 }
 
 fn now() -> u64 {

@@ -8,7 +8,6 @@
 //! `FABLE_DISABLE_NESTED_WORKTREE_SPAWN=1`, `AE_NESTED_WORKTREE_GUARD_DISABLE=1`.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::orchestrator_singularity::spawn_tool;
 use super::{worktree, Action, Ctx, Rule, RuleError};
@@ -31,8 +30,8 @@ struct Advised {
 pub struct NestedWorktreeSpawn;
 
 fn key(rule: &str, session: &str) -> String {
-    let d = Sha256::digest(format!("{rule}\0{session}").as_bytes());
-    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+    let d = crate::digest::sha256(format!("{rule}\0{session}").as_bytes());
+    crate::digest::hex_prefix(&d, 8)
 }
 
 /// Records that `session` was advised; `false` when it already was.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
+use crate::digest::Sha256;
 
 use super::{test_mode, Ctx, RuleError};
 use crate::normalize::Authority;
@@ -93,7 +93,7 @@ pub fn git_diff_cached_hash(dir: &Path, deadline: Duration) -> Result<String, Ru
     };
     // The reader hashes while git writes, so that a large diff never fills the pipe.
     let reader = std::thread::spawn(move || -> Result<String, String> {
-        let mut hasher = Sha256::new();
+        let mut hasher = Sha256::default();
         let mut buf = [0u8; 64 * 1024];
         let mut total = 0u64;
         loop {
