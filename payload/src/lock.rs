@@ -118,7 +118,21 @@ fn holder(path: &Path) -> String {
 /// read after the last `)` since the command name (field 2) may hold spaces and parentheses.
 /// `None` where `/proc` is unavailable or the process is gone.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    // One open and one read into a fixed buffer (the line is a few hundred bytes): procfs files
+    // report size 0, so `fs::read` would probe with five growing reads.
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+    let mut len = 0;
+    while len < buf.len() {
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    let stat = &buf[..len];
     let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
     // Field 3 (state) is the first after the name, so field 22 is the 20th.
     std::str::from_utf8(after)
