@@ -196,8 +196,11 @@ impl Budget {
     pub(crate) fn add(&mut self, rel: &str, len: u64, root: &Path) -> Result<()> {
         self.files += 1;
         self.bytes = self.bytes.saturating_add(len);
-        let top = rel.split('/').next().unwrap_or(rel).to_string();
-        let slot = self.by_top.entry(top).or_default();
+        let top = rel.split('/').next().unwrap_or(rel);
+        let slot = match self.by_top.get_mut(top) {
+            Some(slot) => slot,
+            None => self.by_top.entry(top.to_string()).or_default(),
+        };
         slot.0 += 1;
         slot.1 = slot.1.saturating_add(len);
         if self.files <= MAX_FILES && self.bytes <= MAX_BYTES {

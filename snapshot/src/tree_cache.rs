@@ -3,25 +3,35 @@
 //! stat is unchanged (as git's index and untracked cache do). See [`crate::walk`] for how it
 //! is used and docs/design.md, "On disk", for the rules.
 //!
-//! It holds, for every directory walked, its stat and its listing (the names the source set
-//! keeps, with their kind), and for every file its stat, executable bit and content hash, plus
-//! the tree hash of the whole set. Entries whose times fell within the racy window of the walk
-//! that recorded them carry a `racy` mark and are never trusted: they are re-listed or
-//! re-hashed every time until a later walk records them clean.
+//! It is grouped by directory: one block per directory walked, in walk order (pre-order, the
+//! root first), holding the directory's stat, its listing (the names the source set keeps,
+//! with their kind, in walk order) and, beside each name, what the walk learned about it: a
+//! file's stat, executable bit and content hash, a subdirectory's block. The walk follows a
+//! block's entries beside the directory it reads, so it never looks a path up; an unchanged
+//! block is taken whole. Entries whose times fell within the racy window of the walk that
+//! recorded them carry a `racy` mark and are never trusted: they are re-listed or re-hashed
+//! every time until a later walk records them clean.
 //!
-//! Format (little-endian): the magic `FABLETC1`, the key digest (32 bytes: the fable version,
+//! Format (little-endian): the magic `FABLETC2`, the key digest (32 bytes: the fable version,
 //! the source's real path and its `fable.toml` include/exclude lists), the tree hash, the
-//! directories, the files, then a sha256 of everything before it. The cache is only ever an
-//! optimisation: one that is missing, torn, from another version or for another configuration
-//! is ignored and the walk starts from scratch.
+//! directory blocks (each: relative path, stat, racy mark, its names as one string of
+//! NUL-terminated names, then one fixed-size record per name), then a sha256 of everything
+//! before it. The cache is only ever an optimisation: one that is missing, torn, from another
+//! version or for another configuration is ignored and the walk starts from scratch.
 
-use std::collections::HashMap;
+use std::cmp::Ordering;
+use std::ffi::CStr;
 
 use sha2::{Digest, Sha256};
 
-const MAGIC: &[u8; 8] = b"FABLETC1";
-/// Largest cache file read (a 20,000-file source needs about 2 MiB).
+const MAGIC: &[u8; 8] = b"FABLETC2";
+/// Largest cache file read (a 50,000-file source needs about 4.5 MiB).
 pub const MAX_CACHE_BYTES: u64 = 64 << 20;
+/// [`Entry::sub`] of an entry that has no block (a file, or a directory not walked).
+const NO_SUB: u32 = u32::MAX;
+/// Bytes of one entry record: name length, kind, flags, subdirectory block, stat, hash.
+const ENTRY_BYTES: usize = 4 + 1 + 1 + 4 + STAT_BYTES + 32;
+const STAT_BYTES: usize = 40;
 
 /// The stat fields a cached entry is compared on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,18 +54,22 @@ impl Stat {
         use std::os::unix::fs::MetadataExt;
         Stat {
             size: if md.is_file() { md.len() } else { 0 },
-            mtime_ns: md
-                .mtime()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(md.mtime_nsec()),
-            ctime_ns: md
-                .ctime()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(md.ctime_nsec()),
+            mtime_ns: nanos(md.mtime(), md.mtime_nsec()),
+            ctime_ns: nanos(md.ctime(), md.ctime_nsec()),
             ino: md.ino(),
             dev: md.dev(),
         }
     }
+
+    /// True when neither time has a sub-second part (as on whole-second file systems).
+    pub fn whole_seconds(&self) -> bool {
+        self.mtime_ns.rem_euclid(1_000_000_000) == 0 && self.ctime_ns.rem_euclid(1_000_000_000) == 0
+    }
+}
+
+/// Seconds and nanoseconds as nanoseconds since the epoch (saturating).
+pub fn nanos(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
 }
 
 /// What a directory entry is, as the listing recorded it.
@@ -69,19 +83,8 @@ pub enum Kind {
     Link,
 }
 
-/// One directory as last listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CachedDir {
-    /// The directory's own stat when it was listed.
-    pub stat: Stat,
-    /// Its times fell within the racy window: list it again next time.
-    pub racy: bool,
-    /// The names the source set keeps (junk and excluded names left out), sorted.
-    pub children: Vec<(String, Kind)>,
-}
-
 /// One file as last hashed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CachedFile {
     /// The file's stat when it was hashed (through links).
     pub stat: Stat,
@@ -93,72 +96,283 @@ pub struct CachedFile {
     pub racy: bool,
 }
 
-/// The cache of one source, keyed by paths relative to the source root (`""` is the root).
+impl CachedFile {
+    /// Same file as `other`, racy marks aside.
+    fn same(&self, other: &CachedFile) -> bool {
+        self.stat == other.stat
+            && self.executable == other.executable
+            && self.sha256 == other.sha256
+    }
+}
+
+/// One name of a directory's listing and what the last walk learned about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Offset of the name in its block's names.
+    name_at: u32,
+    /// Length of the name (without its NUL).
+    name_len: u32,
+    /// What the listing said it is.
+    pub kind: Kind,
+    /// The file it is (or a link resolved to), when the walk hashed one.
+    pub file: Option<CachedFile>,
+    /// Index of the block of the directory it is (or a link resolved to), or [`NO_SUB`].
+    sub: u32,
+}
+
+/// One directory as last walked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CachedDir {
+    /// Path relative to the source root (`""` is the root).
+    pub rel: String,
+    /// The directory's own stat when it was listed.
+    pub stat: Stat,
+    /// Its times fell within the racy window: list it again next time.
+    pub racy: bool,
+    /// The names, each followed by a NUL (so a name is passed to the kernel as it is).
+    names: String,
+    entries: Vec<Entry>,
+}
+
+impl CachedDir {
+    /// An empty block for directory `rel`, with room for `n` entries.
+    pub fn new(rel: String, stat: Stat, racy: bool, n: usize) -> CachedDir {
+        CachedDir {
+            rel,
+            stat,
+            racy,
+            names: String::with_capacity(n * 16),
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    /// The entries, in walk order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The name of `e` (an entry of this block).
+    pub fn name(&self, e: &Entry) -> &str {
+        let at = e.name_at as usize;
+        self.names.get(at..at + e.name_len as usize).unwrap_or("")
+    }
+
+    /// The name of `e` as the kernel takes it.
+    pub fn c_name(&self, e: &Entry) -> &CStr {
+        let at = e.name_at as usize;
+        let bytes = self
+            .names
+            .as_bytes()
+            .get(at..=at + e.name_len as usize)
+            .unwrap_or(b"\0");
+        CStr::from_bytes_with_nul(bytes).unwrap_or(c"")
+    }
+
+    /// Appends an entry (`name` holds no NUL or `/`: it comes from a listing).
+    pub fn push(&mut self, name: &str, kind: Kind) -> &mut Entry {
+        let name_at = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.names.push_str(name);
+        self.names.push('\0');
+        self.entries.push(Entry {
+            name_at,
+            name_len: u32::try_from(name.len()).unwrap_or(0),
+            kind,
+            file: None,
+            sub: NO_SUB,
+        });
+        let last = self.entries.len() - 1;
+        &mut self.entries[last]
+    }
+
+    /// Entry `i`, to update.
+    pub fn entry_mut(&mut self, i: usize) -> Option<&mut Entry> {
+        self.entries.get_mut(i)
+    }
+
+    /// The entry named `name`.
+    pub fn find(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| self.name(e) == name)
+    }
+
+    /// The entry named `name`, to change (tests poison cached hashes with it).
+    pub fn find_mut(&mut self, name: &str) -> Option<&mut Entry> {
+        let i = self.entries.iter().position(|e| self.name(e) == name)?;
+        self.entries.get_mut(i)
+    }
+
+    /// Removes every entry (tests use it to show that a listing is trusted).
+    pub fn clear(&mut self) {
+        self.names.clear();
+        self.entries.clear();
+    }
+
+    /// Same directory as `other`: stat, names, kinds and files, racy marks (and where the
+    /// subdirectories' blocks sit) aside.
+    pub fn same_tree(&self, other: &CachedDir) -> bool {
+        self.rel == other.rel
+            && self.stat == other.stat
+            && self.names == other.names
+            && self.entries.len() == other.entries.len()
+            && self.entries.iter().zip(&other.entries).all(|(a, b)| {
+                a.kind == b.kind
+                    && a.name_len == b.name_len
+                    && (a.sub == NO_SUB) == (b.sub == NO_SUB)
+                    && match (&a.file, &b.file) {
+                        (Some(x), Some(y)) => x.same(y),
+                        (None, None) => true,
+                        _ => false,
+                    }
+            })
+    }
+}
+
+impl Entry {
+    /// Records the block of the directory this entry is (an index into [`TreeCache::dirs`]),
+    /// or that it has none.
+    pub fn set_sub(&mut self, index: Option<usize>) {
+        self.sub = index.and_then(|i| u32::try_from(i).ok()).unwrap_or(NO_SUB);
+    }
+}
+
+/// The order of a listing, the walk and the source set: names compared as git compares paths,
+/// a directory's name as if followed by `/`, so that walking each listing in this order visits
+/// the files in the order of their relative paths.
+pub fn walk_order(a: &str, a_dir: bool, b: &str, b_dir: bool) -> Ordering {
+    let slash = |dir: bool| dir.then_some(b'/');
+    a.bytes()
+        .chain(slash(a_dir))
+        .cmp(b.bytes().chain(slash(b_dir)))
+}
+
+/// The cache of one source: its directory blocks, in walk order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TreeCache {
     /// Digest of what the cache is valid for ([`crate::walk`]'s key).
     pub key: [u8; 32],
     /// Tree hash of the files below.
     pub tree_hash: String,
-    /// Directories by relative path.
-    pub dirs: HashMap<String, CachedDir>,
-    /// Files by relative path.
-    pub files: HashMap<String, CachedFile>,
+    /// The directory blocks, the root's first; a directory entry points at its block, which
+    /// always comes later.
+    pub dirs: Vec<CachedDir>,
 }
 
 impl TreeCache {
+    /// The root's block.
+    pub fn root(&self) -> Option<&CachedDir> {
+        self.dirs.first().filter(|d| d.rel.is_empty())
+    }
+
+    /// The block of the directory entry `e` points at.
+    pub fn sub(&self, e: &Entry) -> Option<&CachedDir> {
+        if e.sub == NO_SUB {
+            return None;
+        }
+        self.dirs.get(e.sub as usize)
+    }
+
+    /// Index of the block of directory `rel`.
+    fn dir_index(&self, rel: &str) -> Option<usize> {
+        let mut at = 0;
+        self.root()?;
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            let d = self.dirs.get(at)?;
+            let e = d.find(part)?;
+            if e.sub == NO_SUB {
+                return None;
+            }
+            at = e.sub as usize;
+        }
+        Some(at)
+    }
+
+    /// The block of directory `rel`.
+    pub fn dir(&self, rel: &str) -> Option<&CachedDir> {
+        self.dirs.get(self.dir_index(rel)?)
+    }
+
+    /// The block of directory `rel`, to change.
+    pub fn dir_mut(&mut self, rel: &str) -> Option<&mut CachedDir> {
+        let i = self.dir_index(rel)?;
+        self.dirs.get_mut(i)
+    }
+
+    /// The cached file at `rel`.
+    pub fn file(&self, rel: &str) -> Option<&CachedFile> {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        self.dir(dir)?.find(name)?.file.as_ref()
+    }
+
+    /// The cached file at `rel`, to change.
+    pub fn file_mut(&mut self, rel: &str) -> Option<&mut CachedFile> {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        self.dir_mut(dir)?.find_mut(name)?.file.as_mut()
+    }
+
+    /// Every cached file.
+    pub fn files(&self) -> impl Iterator<Item = &CachedFile> {
+        self.dirs
+            .iter()
+            .flat_map(|d| d.entries.iter().filter_map(|e| e.file.as_ref()))
+    }
+
+    /// Every cached file, to change.
+    pub fn files_mut(&mut self) -> impl Iterator<Item = &mut CachedFile> {
+        self.dirs
+            .iter_mut()
+            .flat_map(|d| d.entries.iter_mut().filter_map(|e| e.file.as_mut()))
+    }
+
     /// True when both describe the same tree (same stats, listings and hashes), racy marks
     /// aside: a walk that only re-checked racy entries has nothing new to record.
     pub fn same_tree(&self, other: &TreeCache) -> bool {
         self.key == other.key
             && self.tree_hash == other.tree_hash
             && self.dirs.len() == other.dirs.len()
-            && self.files.len() == other.files.len()
-            && self.dirs.iter().all(|(k, d)| {
-                other
-                    .dirs
-                    .get(k)
-                    .is_some_and(|o| o.stat == d.stat && o.children == d.children)
-            })
-            && self.files.iter().all(|(k, f)| {
-                other.files.get(k).is_some_and(|o| {
-                    o.stat == f.stat && o.executable == f.executable && o.sha256 == f.sha256
-                })
-            })
+            && self
+                .dirs
+                .iter()
+                .zip(&other.dirs)
+                .all(|(a, b)| a.same_tree(b))
     }
 
     /// The cache file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.files.len() * 96 + self.dirs.len() * 64);
+        let entries: usize = self.dirs.iter().map(|d| d.entries.len()).sum();
+        let names: usize = self.dirs.iter().map(|d| d.names.len() + d.rel.len()).sum();
+        let mut out =
+            Vec::with_capacity(256 + entries * ENTRY_BYTES + names + self.dirs.len() * 80);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.key);
         put_str(&mut out, &self.tree_hash);
-        // Sorted, so that equal caches are equal files.
-        let mut dirs: Vec<(&String, &CachedDir)> = self.dirs.iter().collect();
-        dirs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        put_u64(&mut out, dirs.len() as u64);
-        for (rel, d) in dirs {
-            put_str(&mut out, rel);
+        put_u64(&mut out, self.dirs.len() as u64);
+        for d in &self.dirs {
+            put_str(&mut out, &d.rel);
             put_stat(&mut out, &d.stat);
             out.push(u8::from(d.racy));
-            put_u64(&mut out, d.children.len() as u64);
-            for (name, kind) in &d.children {
-                put_str(&mut out, name);
-                out.push(match kind {
+            put_str(&mut out, &d.names);
+            put_u64(&mut out, d.entries.len() as u64);
+            for e in &d.entries {
+                out.extend_from_slice(&e.name_len.to_le_bytes());
+                out.push(match e.kind {
                     Kind::File => 0,
                     Kind::Dir => 1,
                     Kind::Link => 2,
                 });
+                let f = e.file.unwrap_or(CachedFile {
+                    stat: Stat::default(),
+                    executable: false,
+                    sha256: [0; 32],
+                    racy: false,
+                });
+                out.push(
+                    u8::from(e.file.is_some())
+                        | (u8::from(f.executable) << 1)
+                        | (u8::from(f.racy) << 2),
+                );
+                out.extend_from_slice(&e.sub.to_le_bytes());
+                put_stat(&mut out, &f.stat);
+                out.extend_from_slice(&f.sha256);
             }
-        }
-        let mut files: Vec<(&String, &CachedFile)> = self.files.iter().collect();
-        files.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        put_u64(&mut out, files.len() as u64);
-        for (rel, f) in files {
-            put_str(&mut out, rel);
-            put_stat(&mut out, &f.stat);
-            out.push(u8::from(f.executable) | (u8::from(f.racy) << 1));
-            out.extend_from_slice(&f.sha256);
         }
         let sum = Sha256::digest(&out);
         out.extend_from_slice(&sum);
@@ -179,54 +393,70 @@ impl TreeCache {
         let key: [u8; 32] = r.take(32)?.try_into().ok()?;
         let tree_hash = r.string()?;
         let ndirs = r.count()?;
-        let mut dirs = HashMap::with_capacity(ndirs);
-        for _ in 0..ndirs {
+        let mut dirs = Vec::with_capacity(ndirs);
+        for index in 0..ndirs {
             let rel = r.string()?;
             let stat = r.stat()?;
             let racy = r.byte()? != 0;
-            let n = r.count()?;
-            let mut children = Vec::with_capacity(n);
+            let names = r.string()?;
+            let n = usize::try_from(r.u64()?).ok()?;
+            if n.checked_mul(ENTRY_BYTES)? > r.bytes.len() {
+                return None;
+            }
+            let mut entries = Vec::with_capacity(n);
+            let mut name_at = 0usize;
             for _ in 0..n {
-                let name = r.string()?;
-                let kind = match r.byte()? {
+                let rec = r.take(ENTRY_BYTES)?;
+                let name_len = u32::from_le_bytes(rec[0..4].try_into().ok()?);
+                let len = name_len as usize;
+                // Each name is non-empty, NUL-free and followed by its NUL.
+                let name = names.as_bytes().get(name_at..name_at + len)?;
+                if len == 0 || names.as_bytes().get(name_at + len) != Some(&0) || name.contains(&0)
+                {
+                    return None;
+                }
+                let kind = match rec[4] {
                     0 => Kind::File,
                     1 => Kind::Dir,
                     2 => Kind::Link,
                     _ => return None,
                 };
-                children.push((name, kind));
+                let flags = rec[5];
+                let sub = u32::from_le_bytes(rec[6..10].try_into().ok()?);
+                // A block only points forward, so following blocks always ends.
+                if sub != NO_SUB && (sub as usize <= index || sub as usize >= ndirs) {
+                    return None;
+                }
+                let file = (flags & 1 != 0).then(|| CachedFile {
+                    stat: stat_of(&rec[10..10 + STAT_BYTES]),
+                    executable: flags & 2 != 0,
+                    sha256: rec[10 + STAT_BYTES..].try_into().unwrap_or([0; 32]),
+                    racy: flags & 4 != 0,
+                });
+                entries.push(Entry {
+                    name_at: u32::try_from(name_at).ok()?,
+                    name_len,
+                    kind,
+                    file,
+                    sub,
+                });
+                name_at += len + 1;
             }
-            dirs.insert(
+            if name_at != names.len() {
+                return None;
+            }
+            dirs.push(CachedDir {
                 rel,
-                CachedDir {
-                    stat,
-                    racy,
-                    children,
-                },
-            );
-        }
-        let nfiles = r.count()?;
-        let mut files = HashMap::with_capacity(nfiles);
-        for _ in 0..nfiles {
-            let rel = r.string()?;
-            let stat = r.stat()?;
-            let flags = r.byte()?;
-            let sha256: [u8; 32] = r.take(32)?.try_into().ok()?;
-            files.insert(
-                rel,
-                CachedFile {
-                    stat,
-                    executable: flags & 1 != 0,
-                    sha256,
-                    racy: flags & 2 != 0,
-                },
-            );
+                stat,
+                racy,
+                names,
+                entries,
+            });
         }
         r.bytes.is_empty().then_some(TreeCache {
             key,
             tree_hash,
             dirs,
-            files,
         })
     }
 }
@@ -246,6 +476,22 @@ fn put_stat(out: &mut Vec<u8>, s: &Stat) {
     out.extend_from_slice(&s.ctime_ns.to_le_bytes());
     put_u64(out, s.ino);
     put_u64(out, s.dev);
+}
+
+/// A stat from its [`STAT_BYTES`] bytes.
+fn stat_of(b: &[u8]) -> Stat {
+    let word = |i: usize| {
+        b.get(i * 8..i * 8 + 8)
+            .and_then(|w| w.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    Stat {
+        size: word(0),
+        mtime_ns: word(1) as i64,
+        ctime_ns: word(2) as i64,
+        ino: word(3),
+        dev: word(4),
+    }
 }
 
 struct Reader<'a> {
@@ -283,72 +529,10 @@ impl<'a> Reader<'a> {
     }
 
     fn stat(&mut self) -> Option<Stat> {
-        Some(Stat {
-            size: self.u64()?,
-            mtime_ns: self.u64()? as i64,
-            ctime_ns: self.u64()? as i64,
-            ino: self.u64()?,
-            dev: self.u64()?,
-        })
+        Some(stat_of(self.take(STAT_BYTES)?))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> TreeCache {
-        let mut c = TreeCache {
-            key: [7; 32],
-            tree_hash: "ab".repeat(32),
-            ..TreeCache::default()
-        };
-        c.dirs.insert(
-            String::new(),
-            CachedDir {
-                stat: Stat {
-                    size: 0,
-                    mtime_ns: -5,
-                    ctime_ns: 9,
-                    ino: 3,
-                    dev: 4,
-                },
-                racy: true,
-                children: vec![("hooks".into(), Kind::Dir), ("x".into(), Kind::Link)],
-            },
-        );
-        c.files.insert(
-            "hooks/a.py".into(),
-            CachedFile {
-                stat: Stat::default(),
-                executable: true,
-                sha256: [1; 32],
-                racy: false,
-            },
-        );
-        c
-    }
-
-    #[test]
-    fn roundtrip_and_damage_is_rejected() {
-        let c = sample();
-        let bytes = c.to_bytes();
-        assert_eq!(TreeCache::from_bytes(&bytes), Some(c.clone()));
-        for cut in [0, 1, 8, bytes.len() / 2, bytes.len() - 1] {
-            assert_eq!(TreeCache::from_bytes(&bytes[..cut]), None, "cut at {cut}");
-        }
-        let mut flipped = bytes.clone();
-        flipped[20] ^= 1;
-        assert_eq!(TreeCache::from_bytes(&flipped), None);
-    }
-
-    #[test]
-    fn racy_marks_do_not_make_a_different_tree() {
-        let a = sample();
-        let mut b = a.clone();
-        b.dirs.get_mut("").unwrap().racy = false;
-        assert!(a.same_tree(&b));
-        b.files.get_mut("hooks/a.py").unwrap().stat.mtime_ns += 1;
-        assert!(!a.same_tree(&b));
-    }
-}
+#[path = "tree_cache_tests.rs"]
+mod tests;

@@ -1,11 +1,14 @@
 //! The walk of a checkout that decides its source set ([`crate::source_set::source_paths`])
 //! and, with [`hash_source`], its tree hash, reusing the source's [`TreeCache`]:
 //!
-//! - every directory is stat'ed once; one whose stat (mtime, ctime, inode, device) equals the
-//!   cached one is not listed again: adding, removing or renaming an entry changes its
-//!   directory's mtime, so its names are the cached ones. A file changed inside a
-//!   subdirectory does not change the parent's mtime, which is why every file is still
-//!   stat'ed, once;
+//! - every directory is opened once (a descriptor, [`crate::dirfd`]) and every file is stat'ed
+//!   once, relative to its directory's descriptor: a file changed in place changes neither its
+//!   directory's nor any parent's mtime, so no file is ever skipped unstat'ed;
+//! - a directory whose own stat (mtime, ctime, inode, device) equals its cached block's is not
+//!   listed again: adding, removing or renaming an entry changes its directory's mtime, so its
+//!   names are the cached ones, and the walk takes the block whole (its entries beside the
+//!   names, without looking any path up). A directory that changed is listed and its new
+//!   listing merged with its old block, so its unchanged files still keep their hashes;
 //! - a file whose stat and mode equal the cached ones keeps its cached hash; any other is read;
 //! - symbolic links are resolved again on every walk (whether their target stays inside the
 //!   source depends on paths the cache does not watch);
@@ -19,19 +22,23 @@
 //!   include/exclude lists, so a changed configuration (or another fable, whose junk rules may
 //!   differ) walks from scratch;
 //! - a cached listing that no longer matches the disk (an entry gone or of another kind while
-//!   its directory's stat says nothing changed) restarts the walk without the cache.
+//!   its directory's stat says nothing changed) restarts the walk without the cache;
+//! - listings are walked in path order ([`walk_order`]), so the source set comes out sorted;
+//!   when every block is the cached one (racy marks aside) the cached tree hash stands and
+//!   nothing is hashed again.
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::dirfd::{self, FileStat};
 use crate::error::{Error, IoContext, Problem, Result};
 use crate::hash::{hash_reader_raw, HashedFile, TreeHash};
 use crate::source_set::{
     exclude_matcher, is_junk, Budget, Content, SourceConfig, SourceFile, CONFIG_FILE, MANIFEST_PATH,
 };
-use crate::tree_cache::{CachedDir, CachedFile, Kind, Stat, TreeCache};
+use crate::tree_cache::{walk_order, CachedDir, CachedFile, Entry, Kind, Stat, TreeCache};
 
 /// How much older than the start of a walk an entry's times must be to be trusted later
 /// (file times come from the kernel's coarse clock, which lags by up to a scheduler tick).
@@ -102,7 +109,7 @@ fn walk(
 /// What the cache is valid for.
 fn cache_key(real_root: &Path, config: &SourceConfig) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"fable-tree-cache-v1\0");
+    h.update(b"fable-tree-cache-v2\0");
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update(b"\0");
     h.update(real_root.as_os_str().as_encoded_bytes());
@@ -136,6 +143,8 @@ impl From<Error> for Walked {
     }
 }
 
+type Step<T> = std::result::Result<T, Walked>;
+
 struct Walker<'a> {
     root: &'a Path,
     excludes: ignore::gitignore::Gitignore,
@@ -145,11 +154,14 @@ struct Walker<'a> {
     hash: bool,
     started_ns: i64,
     new: TreeCache,
-    files: Vec<SourceFile>,
+    /// The source set so far, each file with its content hash (zeros when not hashing).
+    files: Vec<(SourceFile, [u8; 32])>,
     budget: Budget,
     escapes: Vec<Problem>,
     /// (device, inode) of the directories being walked, to refuse a link loop.
     ancestors: Vec<(u64, u64)>,
+    /// Some block differs from the cached one (racy marks aside), or there is none.
+    differs: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -173,74 +185,79 @@ impl<'a> Walker<'a> {
             started_ns,
             new: TreeCache {
                 key,
+                dirs: Vec::with_capacity(old.map_or(8, |c| c.dirs.len())),
                 ..TreeCache::default()
             },
-            files: Vec::with_capacity(old.map_or(64, |c| c.files.len())),
+            files: Vec::with_capacity(old.map_or(64, |c| c.files().count())),
             budget: Budget::default(),
             escapes: Vec::new(),
             ancestors: Vec::new(),
+            differs: old.is_none(),
         })
     }
 
-    fn run(mut self) -> std::result::Result<HashedSource, Walked> {
-        let md = std::fs::metadata(self.root).at(self.root)?;
-        self.dir(String::new(), self.root.to_path_buf(), &md)?;
+    fn run(mut self) -> Step<HashedSource> {
+        let fd = dirfd::open_dir(self.root).at(self.root)?;
+        let st = dirfd::stat_fd(fd.as_fd()).at(self.root)?;
+        let old_root = self.old.and_then(TreeCache::root);
+        self.dir(
+            String::new(),
+            self.root.to_path_buf(),
+            &fd,
+            st.stat,
+            old_root,
+        )?;
         if !self.escapes.is_empty() {
             return Err(Walked::Failed(Error::Refused {
                 path: self.root.to_path_buf(),
                 problems: self.escapes,
             }));
         }
-        self.files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
-        self.files.dedup_by(|a, b| a.rel == b.rel);
-        let (cache_changed, tree_hash) = if !self.hash {
-            (false, String::new())
-        } else {
+        // Already sorted (and so without duplicates) unless a link to a directory was walked
+        // where its name sorts as a file's.
+        if !self.files.is_sorted_by(|a, b| a.0.rel < b.0.rel) {
+            self.files.sort_unstable_by(|a, b| a.0.rel.cmp(&b.0.rel));
+            self.files.dedup_by(|a, b| a.0.rel == b.0.rel);
+        }
+        let differs = self.differs
+            || self
+                .old
+                .is_none_or(|old| old.dirs.len() != self.new.dirs.len());
+        let (cache_changed, tree_hash) = match self.old {
+            _ if !self.hash => (false, String::new()),
             // The cached tree hash stands when nothing it was computed from changed.
-            let unchanged = self.old.is_some_and(|old| {
-                self.new.tree_hash.clone_from(&old.tree_hash);
-                self.new.same_tree(old)
-            });
-            let hash = if unchanged {
-                self.new.tree_hash.clone()
-            } else {
-                self.tree_hash()
-            };
-            (!unchanged, hash)
+            Some(old) if !differs => (false, old.tree_hash.clone()),
+            _ => (true, self.tree_hash()),
         };
-        self.new.tree_hash = tree_hash.clone();
+        self.new.tree_hash.clone_from(&tree_hash);
         Ok(HashedSource {
-            files: self.files,
+            files: self.files.into_iter().map(|(f, _)| f).collect(),
             tree_hash,
             cache: self.new,
             cache_changed,
         })
     }
 
-    /// The tree hash of the files hashed so far (already sorted).
+    /// The tree hash of the files walked (already sorted).
     fn tree_hash(&self) -> TreeHash {
         let entries: Vec<HashedFile> = self
             .files
             .iter()
-            .filter_map(|f| {
-                let c = self.new.files.get(&f.rel)?;
-                Some(HashedFile {
-                    rel: f.rel.clone(),
-                    executable: c.executable,
-                    sha256: crate::key::hex_fast(&c.sha256),
-                })
+            .map(|(f, sha256)| HashedFile {
+                rel: f.rel.clone(),
+                executable: f.executable,
+                sha256: crate::key::hex_fast(sha256),
             })
             .collect();
         crate::hash::tree_hash(&entries)
     }
 
-    fn racy(&self, md: &std::fs::Metadata) -> bool {
-        let margin = if md.mtime_nsec() == 0 && md.ctime_nsec() == 0 {
+    fn racy(&self, s: &Stat) -> bool {
+        let margin = if s.whole_seconds() {
             COARSE_RACY_MARGIN_NS
         } else {
             RACY_MARGIN_NS
         };
-        let s = Stat::of(md);
         s.mtime_ns.max(s.ctime_ns) >= self.started_ns.saturating_sub(margin)
     }
 
@@ -250,69 +267,95 @@ impl<'a> Walker<'a> {
             .is_ignore()
     }
 
-    /// Walks directory `abs` (relative path `rel`, stat `md`).
+    /// Walks directory `abs` (relative path `rel`, open as `fd`, stat `stat`) against its
+    /// cached block `old`; returns the index of its new block.
     fn dir(
         &mut self,
         rel: String,
         abs: PathBuf,
-        md: &std::fs::Metadata,
-    ) -> std::result::Result<(), Walked> {
-        let id = (md.dev(), md.ino());
+        fd: &OwnedFd,
+        stat: Stat,
+        old: Option<&'a CachedDir>,
+    ) -> Step<usize> {
+        let id = (stat.dev, stat.ino);
         if self.ancestors.contains(&id) {
             return Err(Walked::Failed(Error::Corrupt {
                 path: abs,
                 message: "cannot walk the source (symlink loop?)".into(),
             }));
         }
-        let stat = Stat::of(md);
-        let cached = self
-            .old
-            .and_then(|c| c.dirs.get(&rel))
-            .filter(|d| !d.racy && d.stat == stat);
-        let from_cache = cached.is_some();
-        let children = match cached {
-            Some(d) => d.children.clone(),
-            None => self.list(&rel, &abs)?,
+        let trusted = old.filter(|d| !d.racy && d.stat == stat);
+        let from_cache = trusted.is_some();
+        // The block to fill: the cached one whole when the directory is unchanged (each entry
+        // is then checked and updated in place), else a new listing, each name beside its old
+        // entry (if any).
+        let (mut block, olds) = match trusted {
+            Some(d) => (d.clone(), Vec::new()),
+            None => self.list(&rel, &abs, old)?,
         };
+        block.stat = stat;
+        block.racy = self.racy(&stat);
+        let index = self.new.dirs.len();
+        self.new.dirs.push(CachedDir::default());
         self.ancestors.push(id);
-        for (name, kind) in &children {
-            let child_rel = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
+        for i in 0..block.entries().len() {
+            let e = block.entries()[i];
+            let prev: Option<Entry> = match trusted {
+                Some(_) => Some(e),
+                None => olds.get(i).copied().flatten(),
             };
-            let path = abs.join(name);
-            let md = match std::fs::metadata(&path) {
-                Ok(md) => md,
-                Err(_) if from_cache => return Err(Walked::Restart),
-                Err(e) => return Err(Walked::Failed(Error::io(path, e))),
-            };
-            match kind {
-                Kind::File if md.is_file() => self.file(child_rel, path, &md)?,
-                Kind::Dir if md.is_dir() => self.dir(child_rel, path, &md)?,
-                Kind::Link => self.link(child_rel, path, &md)?,
-                // The entry changed kind without its directory changing: do not trust the cache.
-                _ if from_cache => return Err(Walked::Restart),
-                _ => {}
+            let name = block.name(&e);
+            let c_name = block.c_name(&e);
+            let child_rel = join_rel(&rel, name);
+            let path = join_path(&abs, name);
+            let mut file = None;
+            let mut sub = None;
+            match e.kind {
+                Kind::File => match dirfd::stat_at(fd.as_fd(), c_name) {
+                    Ok(st) if st.is_file() => {
+                        file = self.file(child_rel, path, &st, prev.and_then(|p| p.file))?;
+                    }
+                    Err(_) | Ok(_) if from_cache => return Err(Walked::Restart),
+                    Err(e) => return Err(Walked::Failed(Error::io(path, e))),
+                    // The entry changed kind since it was listed: left out, as then.
+                    Ok(_) => {}
+                },
+                Kind::Dir => match dirfd::open_dir_at(fd.as_fd(), c_name) {
+                    Ok(sub_fd) => {
+                        let st = dirfd::stat_fd(sub_fd.as_fd()).at(&path)?;
+                        let prev_block = prev.and_then(|p| self.old?.sub(&p));
+                        sub = Some(self.dir(child_rel, path, &sub_fd, st.stat, prev_block)?);
+                    }
+                    Err(_) if from_cache => return Err(Walked::Restart),
+                    Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {}
+                    Err(e) => return Err(Walked::Failed(Error::io(path, e))),
+                },
+                Kind::Link => (file, sub) = self.link(child_rel, path, prev, from_cache)?,
+            }
+            if let Some(entry) = block.entry_mut(i) {
+                entry.file = file;
+                entry.set_sub(sub);
             }
         }
         self.ancestors.pop();
-        let racy = self.racy(md);
-        self.new.dirs.insert(
-            rel,
-            CachedDir {
-                stat,
-                racy,
-                children,
-            },
-        );
-        Ok(())
+        block.rel = rel;
+        if !old.is_some_and(|o| o.same_tree(&block)) {
+            self.differs = true;
+        }
+        self.new.dirs[index] = block;
+        Ok(index)
     }
 
     /// The names of `abs` the source set keeps (junk, special files and excluded names left
-    /// out; links kept, resolved when walked), sorted.
-    fn list(&self, rel: &str, abs: &Path) -> Result<Vec<(String, Kind)>> {
-        let mut out = Vec::new();
+    /// out; links kept, resolved when walked), in walk order, as a block without files; beside
+    /// it, each name's entry in `old` (its previous listing), if it had one of the same kind.
+    fn list(
+        &self,
+        rel: &str,
+        abs: &Path,
+        old: Option<&CachedDir>,
+    ) -> Result<(CachedDir, Vec<Option<Entry>>)> {
+        let mut names = Vec::new();
         for entry in std::fs::read_dir(abs).at(abs)? {
             let entry = entry.at(abs)?;
             let name = entry.file_name();
@@ -337,28 +380,55 @@ impl<'a> Walker<'a> {
                     continue;
                 }
             }
-            let Some(name) = name.to_str() else {
+            let Ok(name) = name.into_string() else {
                 return Err(Error::Corrupt {
                     path,
                     message: "file name is not UTF-8; rename it (snapshots keep names exactly)"
                         .into(),
                 });
             };
-            out.push((name.to_string(), kind));
+            names.push((name, kind));
         }
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        names.sort_unstable_by(|a, b| walk_order(&a.0, a.1 == Kind::Dir, &b.0, b.1 == Kind::Dir));
+        let mut block = CachedDir::new(String::new(), Stat::default(), false, names.len());
+        let mut olds = Vec::with_capacity(names.len());
+        // Both are in walk order: one pass pairs each name with its old entry.
+        let mut previous = old.map_or(&[][..], CachedDir::entries).iter().peekable();
+        for (name, kind) in &names {
+            let is_dir = *kind == Kind::Dir;
+            while let Some(p) = previous.peek() {
+                let o = old.map_or("", |o| o.name(p));
+                if walk_order(o, p.kind == Kind::Dir, name, is_dir).is_lt() {
+                    previous.next();
+                } else {
+                    break;
+                }
+            }
+            let same = previous
+                .peek()
+                .filter(|p| p.kind == *kind && old.is_some_and(|o| o.name(p) == name));
+            olds.push(same.map(|p| **p));
+            block.push(name, *kind);
+        }
+        Ok((block, olds))
     }
 
-    /// A link: kept when its target (file or directory) stays inside the source.
+    /// A link: kept when its target (file or directory) stays inside the source; returns
+    /// what it resolved to (the file it is, or its directory's block).
     fn link(
         &mut self,
         rel: String,
         path: PathBuf,
-        md: &std::fs::Metadata,
-    ) -> std::result::Result<(), Walked> {
+        prev: Option<Entry>,
+        from_cache: bool,
+    ) -> Step<(Option<CachedFile>, Option<usize>)> {
+        let md = match std::fs::metadata(&path) {
+            Ok(md) => md,
+            Err(_) if from_cache => return Err(Walked::Restart),
+            Err(e) => return Err(Walked::Failed(Error::io(path, e))),
+        };
         if self.excluded(Path::new(&rel), md.is_dir()) {
-            return Ok(());
+            return Ok((None, None));
         }
         let resolved = path.canonicalize().at(&path)?;
         if !resolved.starts_with(self.root) {
@@ -370,222 +440,80 @@ impl<'a> Walker<'a> {
                     resolved.display()
                 ),
             ));
-            return Ok(());
+            return Ok((None, None));
         }
         if md.is_dir() {
-            self.dir(rel, path, md)
+            let fd = dirfd::open_dir(&path).at(&path)?;
+            let st = dirfd::stat_fd(fd.as_fd()).at(&path)?;
+            let prev_block = prev.and_then(|p| self.old?.sub(&p));
+            Ok((None, Some(self.dir(rel, path, &fd, st.stat, prev_block)?)))
         } else if md.is_file() {
-            self.file(rel, path, md)
+            let file = self.file(rel, path, &FileStat::of(&md), prev.and_then(|p| p.file))?;
+            Ok((file, None))
         } else {
-            Ok(())
+            Ok((None, None))
         }
     }
 
     /// A regular file (or a link to one; excluded names were left out before): counted, and
-    /// hashed unless its stat is the cached one.
+    /// hashed unless its stat is the cached one; returns its entry (`None` when not hashing).
     fn file(
         &mut self,
         rel: String,
         path: PathBuf,
-        md: &std::fs::Metadata,
-    ) -> std::result::Result<(), Walked> {
-        self.budget.add(&rel, md.len(), self.root)?;
-        let executable = md.permissions().mode() & 0o111 != 0;
+        st: &FileStat,
+        prev: Option<CachedFile>,
+    ) -> Step<Option<CachedFile>> {
+        self.budget.add(&rel, st.stat.size, self.root)?;
+        let executable = st.executable();
+        let mut sha256 = [0; 32];
+        let mut entry = None;
         if self.hash {
-            let stat = Stat::of(md);
-            let cached = self
-                .old
-                .and_then(|c| c.files.get(&rel))
-                .filter(|c| !c.racy && c.stat == stat && c.executable == executable);
-            let sha256 = match cached {
+            let cached =
+                prev.filter(|c| !c.racy && c.stat == st.stat && c.executable == executable);
+            sha256 = match cached {
                 Some(c) => c.sha256,
                 None => hash_reader_raw(crate::fsutil::open_regular(&path).at(&path)?).at(&path)?,
             };
-            let racy = self.racy(md);
-            self.new.files.insert(
-                rel.clone(),
-                CachedFile {
-                    stat,
-                    executable,
-                    sha256,
-                    racy,
-                },
-            );
+            entry = Some(CachedFile {
+                stat: st.stat,
+                executable,
+                sha256,
+                racy: self.racy(&st.stat),
+            });
         }
-        self.files.push(SourceFile {
-            rel,
-            content: Content::Path(path),
-            executable,
-        });
-        Ok(())
+        self.files.push((
+            SourceFile {
+                rel,
+                content: Content::Path(path),
+                executable,
+            },
+            sha256,
+        ));
+        Ok(entry)
     }
+}
+
+/// `abs/name`, allocated once.
+fn join_path(abs: &Path, name: &str) -> PathBuf {
+    let mut p = PathBuf::with_capacity(abs.as_os_str().len() + 1 + name.len());
+    p.push(abs);
+    p.push(name);
+    p
+}
+
+/// `rel/name` (`name` at the root).
+fn join_rel(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        return name.to_string();
+    }
+    let mut s = String::with_capacity(rel.len() + 1 + name.len());
+    s.push_str(rel);
+    s.push('/');
+    s.push_str(name);
+    s
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hash::hash_files;
-    use std::fs;
-    use std::time::Duration;
-
-    fn touch(p: &Path, s: &str) {
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, s).unwrap();
-    }
-
-    fn source(root: &Path) {
-        touch(&root.join("hooks/hooks.json"), "{}");
-        touch(&root.join("hooks/a.py"), "print(1)");
-        touch(&root.join("hooks/lib/x/y/deep.py"), "deep");
-        touch(&root.join("docs/readme.md"), "docs");
-    }
-
-    /// A walk whose entries are all older than the racy margin, so the cache it returns is
-    /// trusted by the next walk.
-    fn settled(root: &Path, config: &SourceConfig) -> HashedSource {
-        std::thread::sleep(Duration::from_millis(150));
-        let w = hash_source(root, config, None).unwrap();
-        assert!(w.cache.files.values().all(|f| !f.racy));
-        w
-    }
-
-    fn fresh(root: &Path, config: &SourceConfig) -> String {
-        hash_source(root, config, None).unwrap().tree_hash
-    }
-
-    #[test]
-    fn the_tree_hash_is_the_one_of_hash_files() {
-        let d = tempfile::tempdir().unwrap();
-        source(d.path());
-        let files = source_paths_of(d.path());
-        let (expected, _, _) = hash_files(&files, None).unwrap();
-        let w = hash_source(d.path(), &SourceConfig::default(), None).unwrap();
-        assert_eq!(w.tree_hash, expected);
-        let again = hash_source(d.path(), &SourceConfig::default(), Some(&w.cache)).unwrap();
-        assert_eq!(again.tree_hash, expected);
-    }
-
-    fn source_paths_of(root: &Path) -> Vec<SourceFile> {
-        crate::source_set::source_paths(root, &SourceConfig::default()).unwrap()
-    }
-
-    #[test]
-    fn unchanged_stats_reuse_the_cache_and_racy_entries_do_not() {
-        let d = tempfile::tempdir().unwrap();
-        source(d.path());
-        let cfg = SourceConfig::default();
-        // Just written: every entry is within the racy margin of the walk (an edit in the same
-        // timestamp granule could keep its stat), so even the cached hash of an unchanged stat
-        // (poisoned here) is not believed.
-        let mut racy = hash_source(d.path(), &cfg, None).unwrap();
-        assert!(racy.cache.files.values().all(|f| f.racy));
-        for f in racy.cache.files.values_mut() {
-            f.sha256 = [0; 32];
-        }
-        let w = hash_source(d.path(), &cfg, Some(&racy.cache)).unwrap();
-        assert!(w.cache.files.values().all(|f| f.sha256 != [0; 32]));
-        // Settled: an unchanged stat keeps the cached hash (poisoned, to prove it is not read).
-        let mut clean = settled(d.path(), &cfg);
-        clean.cache.files.get_mut("hooks/a.py").unwrap().sha256 = [0; 32];
-        let w = hash_source(d.path(), &cfg, Some(&clean.cache)).unwrap();
-        assert_eq!(w.cache.files["hooks/a.py"].sha256, [0; 32]);
-        assert!(!w.cache_changed, "nothing new to record");
-    }
-
-    #[test]
-    fn changes_are_seen_through_a_settled_cache() {
-        let d = tempfile::tempdir().unwrap();
-        let r = d.path();
-        source(r);
-        let cfg = SourceConfig::default();
-        let check = |label: &str, cache: &TreeCache| {
-            let w = hash_source(r, &cfg, Some(cache)).unwrap();
-            assert_eq!(w.tree_hash, fresh(r, &cfg), "{label}");
-            assert_ne!(w.tree_hash, cache.tree_hash, "{label}");
-            assert!(w.cache_changed, "{label}");
-        };
-        let base = settled(r, &cfg);
-        // A file added deep inside (only its own directory's mtime changes).
-        touch(&r.join("hooks/lib/x/y/z/new.py"), "new");
-        check("added deep", &base.cache);
-        fs::remove_dir_all(r.join("hooks/lib/x/y/z")).unwrap();
-        let base = settled(r, &cfg);
-        // Edited in place, same size.
-        fs::write(r.join("hooks/lib/x/y/deep.py"), "DEEP").unwrap();
-        check("same-size edit", &base.cache);
-        let base = settled(r, &cfg);
-        // Removed.
-        fs::remove_file(r.join("docs/readme.md")).unwrap();
-        check("removed", &base.cache);
-        let base = settled(r, &cfg);
-        // Made executable.
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(r.join("hooks/a.py"), fs::Permissions::from_mode(0o755)).unwrap();
-        check("chmod +x", &base.cache);
-    }
-
-    #[test]
-    fn a_changed_exclude_list_walks_again() {
-        let d = tempfile::tempdir().unwrap();
-        let r = d.path();
-        source(r);
-        let base = settled(r, &SourceConfig::default());
-        let cfg = SourceConfig {
-            exclude: vec!["docs/".into()],
-            ..Default::default()
-        };
-        let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
-        assert!(w.files.iter().all(|f| !f.rel.starts_with("docs/")));
-        assert_eq!(w.tree_hash, fresh(r, &cfg));
-        assert_ne!(w.tree_hash, base.tree_hash);
-    }
-
-    #[test]
-    fn an_unchanged_directory_is_not_listed_again() {
-        let d = tempfile::tempdir().unwrap();
-        let r = d.path();
-        source(r);
-        let cfg = SourceConfig::default();
-        let mut base = settled(r, &cfg);
-        // Drop a name from the cached listing of `docs`: trusted, since its stat is unchanged.
-        base.cache.dirs.get_mut("docs").unwrap().children.clear();
-        let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
-        assert!(w.files.iter().all(|f| f.rel != "docs/readme.md"));
-        // Once the directory changes, it is listed again.
-        touch(&r.join("docs/.keep"), "");
-        fs::remove_file(r.join("docs/.keep")).unwrap();
-        let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
-        assert!(w.files.iter().any(|f| f.rel == "docs/readme.md"));
-        // A cached name that is gone while its directory claims no change restarts the walk.
-        let mut lying = settled(r, &cfg);
-        lying
-            .cache
-            .dirs
-            .get_mut("docs")
-            .unwrap()
-            .children
-            .push(("ghost.md".into(), Kind::File));
-        let w = hash_source(r, &cfg, Some(&lying.cache)).unwrap();
-        assert_eq!(w.tree_hash, fresh(r, &cfg));
-    }
-
-    #[test]
-    fn a_link_loop_is_refused_and_links_are_checked_every_time() {
-        let d = tempfile::tempdir().unwrap();
-        let r = d.path().join("src");
-        source(&r);
-        std::os::unix::fs::symlink("..", r.join("hooks/lib/up")).unwrap();
-        let err = hash_source(&r, &SourceConfig::default(), None).unwrap_err();
-        assert!(err.to_string().contains("symlink loop"), "{err}");
-        fs::remove_file(r.join("hooks/lib/up")).unwrap();
-        std::os::unix::fs::symlink("../../docs/readme.md", r.join("hooks/lib/doc.md")).unwrap();
-        let base = settled(&r, &SourceConfig::default());
-        assert!(base.files.iter().any(|f| f.rel == "hooks/lib/doc.md"));
-        // The link's target leaves the source without its directory changing.
-        touch(&d.path().join("outside/readme.md"), "x");
-        fs::rename(r.join("docs"), d.path().join("docs-moved")).unwrap();
-        std::os::unix::fs::symlink(d.path().join("outside"), r.join("docs")).unwrap();
-        let err = hash_source(&r, &SourceConfig::default(), Some(&base.cache)).unwrap_err();
-        assert!(err.to_string().contains("outside the source"), "{err}");
-    }
-}
+#[path = "walk_tests.rs"]
+mod tests;
