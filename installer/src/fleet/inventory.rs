@@ -90,6 +90,20 @@ impl Inventory {
         Self::parse(path, &text, user_home)
     }
 
+    /// [`Self::load`], read-only: the parse is shared with every earlier load of the same
+    /// text in a [`crate::memo::Scope`] (apply plans every source with the inventory's
+    /// profiles).
+    pub fn load_shared(path: &Path, user_home: &Path) -> Result<std::rc::Rc<Self>> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        crate::memo::parsed("inventory", path, Some(&text), || {
+            Self::parse(path, &text, user_home)
+        })
+    }
+
     /// Parses and validates inventory text read from `path`.
     pub fn parse(path: &Path, text: &str, user_home: &Path) -> Result<Self> {
         let spanned = toml_edit::Document::parse(text).map_err(|e| {

@@ -101,17 +101,22 @@ pub fn load(home: &FableHome) -> Result<Inventory> {
     Inventory::load(&home.inventory_path(), home.user_home())
 }
 
+/// [`load`], read-only and shared within a [`crate::memo::Scope`] ([`Inventory::load_shared`]).
+pub fn load_shared(home: &FableHome) -> Result<std::rc::Rc<Inventory>> {
+    Inventory::load_shared(&home.inventory_path(), home.user_home())
+}
+
 /// True when the inventory's `[defaults] trust_codex` or config.toml's `trust_codex` asks every
 /// install to trust fable's Codex entries.
 pub fn trust_codex(home: &FableHome) -> Result<bool> {
-    Ok(load(home)?.trust_codex
+    Ok(load_shared(home)?.trust_codex
         || crate::config::Config::load(&home.config_path())?.trust_codex()?)
 }
 
 /// The profiles registered in the inventory, then those still registered in config.toml (the
 /// fallback for installs from before the inventory).
 pub fn registered_profiles(home: &FableHome) -> Result<Vec<crate::config::RegisteredProfile>> {
-    let mut out = load(home)?.profiles;
+    let mut out = load_shared(home)?.profiles.clone();
     for p in crate::config::Config::load(&home.config_path())?.profiles()? {
         if !out.contains(&p) {
             out.push(p);

@@ -21,6 +21,7 @@ use crate::fleet::lock::{lock_path, FleetLock};
 use crate::fleet::{checkout, Applied, AppliedSource, FleetError};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
+use crate::settings::plan::ProfilePlan;
 use crate::sync::SourceSpec;
 use fable_hosts::Host;
 
@@ -58,6 +59,7 @@ pub struct AppliedReport {
     /// The generation `fable rollback` pinned the source to (kept wired, not installed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<String>,
+    /// The source's install; its `plans` are only those that change a file.
     pub install: InstallReport,
 }
 
@@ -84,6 +86,9 @@ pub fn apply_with(
     opts: &ApplyOptions,
     progress: &dyn crate::Progress,
 ) -> Result<ApplyReport> {
+    // Every source plans every profile: each file's parse (keyed by its text, read afresh each
+    // time) is shared by the plans of this apply (`crate::memo`).
+    let _memo = crate::memo::scope();
     let inv = crate::fleet::load(home)?;
     let planned = specs(home, &inv)?;
     let hosts = hosts(&inv);
@@ -102,17 +107,17 @@ pub fn apply_with(
     for (i, p) in planned.iter().enumerate() {
         progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
         if let Some(pin) = &p.rollback_pin {
-            previews.push(wire_pinned(
+            previews.push(changed_plans(wire_pinned(
                 home,
                 &p.name,
                 pin,
                 &hosts,
                 true,
                 opts.lock_wait,
-            )?);
+            )?));
             continue;
         }
-        let report = install(home, &install_opts(&p.spec, true))?;
+        let report = changed_plans(install(home, &install_opts(&p.spec, true))?);
         if let (Some(pinned), Some(s)) = (&p.pinned_tree, report.sources.first()) {
             if *pinned != s.tree_hash {
                 return Err(FleetError::NotSynced {
@@ -194,8 +199,15 @@ pub fn apply_with(
                 dry_run: false,
                 ..preview
             },
-            Some(pin) => wire_pinned(home, &p.name, pin, &hosts, false, opts.lock_wait)?,
-            None => install(home, &install_opts(&p.spec, false))?,
+            Some(pin) => changed_plans(wire_pinned(
+                home,
+                &p.name,
+                pin,
+                &hosts,
+                false,
+                opts.lock_wait,
+            )?),
+            None => changed_plans(install(home, &install_opts(&p.spec, false))?),
         };
         report.changed |= install.changed;
         report.sources.push(entry(
@@ -267,6 +279,14 @@ pub fn apply_with(
         report.changed |= record.save(home)?;
     }
     Ok(report)
+}
+
+/// `report` keeping only the plans that change a file: an apply holds every source's report
+/// at once, and each unchanged plan would hold two copies of its profile's whole file
+/// (`profiles` still lists every profile).
+fn changed_plans(mut report: InstallReport) -> InstallReport {
+    report.plans.retain(ProfilePlan::changed);
+    report
 }
 
 fn entry(p: Planned, install: InstallReport) -> AppliedReport {

@@ -20,7 +20,7 @@ use crate::home::FableHome;
 use crate::journal::{Intent, Journal};
 use crate::lock::InstallLock;
 use crate::profiles;
-use crate::settings::plan::{plan_profile, write_plan, ProfilePlan, ProfileReport};
+use crate::settings::plan::{plan_profile_with, write_plan, ProfilePlan, ProfileReport};
 use crate::sync::{self, Prepared, SourceSpec, Synced};
 use crate::testpoint::pause;
 use fable_hosts::Host;
@@ -223,8 +223,9 @@ fn plan_profiles(
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
     let mut first_error = None;
+    let base = crate::settings::desired::ownership(home, &prepared.key, checkouts);
     for p in selected {
-        let planned = plan_profile(home, p, &prepared.key, Some(&prepared.manifest), checkouts)
+        let planned = plan_profile_with(home, p, &prepared.key, Some(&prepared.manifest), &base)
             .and_then(|plan| probe_target(&plan).map(|()| plan));
         match planned {
             Ok(plan) => plans.push(plan),

@@ -346,7 +346,18 @@ pub fn current_commandless(home: &FableHome, key: &str, host: Host) -> Vec<Value
         Ok(config) => manifest.with_overrides(config.hosts),
         Err(_) => manifest,
     };
-    commandless(&desired(&manifest, &target, host).desired)
+    // An apply plans each source once per profile, several of the same host: the entries of
+    // the same manifest for the same host are rendered once (`crate::memo`).
+    let shared = crate::memo::derived(
+        "current commandless entries",
+        &root.join(host.name()),
+        |(seen, _): &(Manifest, Vec<Value>)| *seen == manifest,
+        || {
+            let entries = commandless(&desired(&manifest, &target, host).desired);
+            (manifest.clone(), entries)
+        },
+    );
+    shared.1.clone()
 }
 
 /// Markers for a path prefix as it may appear in a command: raw and shell-quoted.
@@ -369,8 +380,11 @@ pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership 
     }
     // Without a reliable list of installed keys no entry may be called an orphan.
     let (fable, live_keys) = match home.store().keys() {
-        Ok(keys) => (path_markers(&home.sources_prefix()), keys),
-        Err(_) => (Vec::new(), Vec::new()),
+        Ok(keys) => (
+            path_markers(&home.sources_prefix()),
+            std::sync::Arc::new(keys.into_iter().collect()),
+        ),
+        Err(_) => (Vec::new(), Default::default()),
     };
     Ownership {
         exact: Vec::new(),

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,19 +48,67 @@ pub struct OwnedEntry {
 pub struct Recorded {
     /// The source being converged (empty: none, only markers count).
     pub key: String,
-    /// The record as stored (every source's entries in this profile).
-    pub stored: Vec<OwnedEntry>,
-    /// The stored entries found in the document being planned, at their actual positions.
-    pub claims: Vec<OwnedEntry>,
+    /// The record as stored (every source's entries in this profile; shared, not copied, by
+    /// the plans of one apply).
+    pub stored: Arc<Vec<OwnedEntry>>,
+    /// The stored entries found in the document being planned ([`Self::set_claims`]).
+    claims: Arc<Claims>,
+}
+
+/// The stored entries of a record found in one document, at their actual positions
+/// ([`resolve`]), indexed by position.
+#[derive(Debug, Clone, Default)]
+pub struct Claims {
+    list: Vec<OwnedEntry>,
+    /// The index in `list` of each event's (group, entry) positions (the first claim of a
+    /// position), so that asking every entry of a file costs one lookup each.
+    at: HashMap<String, HashMap<(usize, usize), usize>>,
+}
+
+impl Claims {
+    /// Indexes `list` ([`resolve`]'s answer) by position.
+    pub fn new(list: Vec<OwnedEntry>) -> Claims {
+        let mut at: HashMap<String, HashMap<(usize, usize), usize>> = HashMap::new();
+        for (i, c) in list.iter().enumerate() {
+            at.entry(c.event.clone())
+                .or_default()
+                .entry((c.group, c.entry))
+                .or_insert(i);
+        }
+        Claims { list, at }
+    }
 }
 
 impl Recorded {
+    /// The record `stored` of the profile, for converging source `key`, resolved against no
+    /// document yet.
+    pub fn new(key: &str, stored: Arc<Vec<OwnedEntry>>) -> Recorded {
+        Recorded {
+            key: key.to_string(),
+            stored,
+            ..Recorded::default()
+        }
+    }
+
+    /// Sets the stored entries found in the document being planned ([`resolve`]).
+    pub fn set_claims(&mut self, claims: Vec<OwnedEntry>) {
+        self.claims = Arc::new(Claims::new(claims));
+    }
+
+    /// [`Self::set_claims`] with claims already indexed (shared by the plans of one apply).
+    pub fn set_indexed_claims(&mut self, claims: Arc<Claims>) {
+        self.claims = claims;
+    }
+
+    /// The stored entries found in the document being planned, at their actual positions.
+    pub fn claims(&self) -> &[OwnedEntry] {
+        &self.claims.list
+    }
+
     /// The key the record gives the entry at this position, if any.
     pub fn claim(&self, event: &str, group: usize, entry: usize) -> Option<&str> {
-        self.claims
-            .iter()
-            .find(|c| c.event == event && c.group == group && c.entry == entry)
-            .map(|c| c.key.as_str())
+        let i = *self.claims.at.get(event)?.get(&(group, entry))?;
+        self.claims.list.get(i).map(|c| c.key.as_str())
     }
 }
 
@@ -76,17 +125,27 @@ pub fn record_path(home: &FableHome, profile_id: &str) -> PathBuf {
 
 /// The stored record of a profile (empty when there is none).
 pub fn load(home: &FableHome, profile_id: &str) -> Result<Vec<OwnedEntry>> {
+    load_shared(home, profile_id).map(|entries| entries.to_vec())
+}
+
+/// [`load`], shared with every earlier load of the same record text in a
+/// [`crate::memo::Scope`] (an apply plans each profile once per source).
+pub fn load_shared(home: &FableHome, profile_id: &str) -> Result<Arc<Vec<OwnedEntry>>> {
     let path = record_path(home, profile_id);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Arc::default()),
         Err(e) => return Err(e).at(&path),
     };
-    let file: RecordFile = serde_json::from_str(&text).map_err(|e| Error::Invalid {
-        path: path.clone(),
-        message: format!("fable's record of its entries does not parse ({e}); delete it to let fable recognise its entries by their paths only"),
+    let entries = crate::memo::parsed("ownership record", &path, Some(&text), || {
+        serde_json::from_str::<RecordFile>(&text)
+            .map(|file| Arc::new(file.entries))
+            .map_err(|e| Error::Invalid {
+                path: path.clone(),
+                message: format!("fable's record of its entries does not parse ({e}); delete it to let fable recognise its entries by their paths only"),
+            })
     })?;
-    Ok(file.entries)
+    Ok(Arc::clone(&entries))
 }
 
 /// Stores a profile's record atomically (removes it when empty). The caller holds the
@@ -323,9 +382,32 @@ pub fn after_edits(
     prints: &[String],
 ) -> Vec<OwnedEntry> {
     let located = entries(value, layout);
+    let mine = &own.record.key;
+    if edits.is_empty() {
+        // Every entry stays where it is: the record is the document's own, in file order.
+        return located
+            .iter()
+            .zip(prints)
+            .filter_map(|(l, print)| {
+                let key = if own.owns_at(l.event, l.group, l.entry, l.value) {
+                    Some(mine.clone())
+                } else {
+                    own.record
+                        .claim(l.event, l.group, l.entry)
+                        .map(str::to_string)
+                };
+                key.filter(|k| !k.is_empty()).map(|key| OwnedEntry {
+                    key,
+                    event: l.event.to_string(),
+                    group: l.group,
+                    entry: l.entry,
+                    fingerprint: print.clone(),
+                })
+            })
+            .collect();
+    }
     let at = positions(&located);
     let shape = super::owned_shape::Shape::of(value, layout, edits);
-    let mine = &own.record.key;
     let mut out = Vec::new();
     for (event, group, entry, tag) in shape.positions() {
         use super::owned_shape::Tag;
@@ -406,118 +488,4 @@ pub fn name_key(entry: &Value) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn rec(key: &str, event: &str, group: usize, entry: usize, v: &Value) -> OwnedEntry {
-        OwnedEntry {
-            key: key.into(),
-            event: event.into(),
-            group,
-            entry,
-            fingerprint: fingerprint(event, None, v),
-        }
-    }
-
-    #[test]
-    fn fingerprints_ignore_key_order_but_not_event_matcher_or_content() {
-        let a = json!({"type": "command", "command": "x", "timeout": 5});
-        let b: Value =
-            serde_json::from_str(r#"{"timeout": 5, "command": "x", "type": "command"}"#).unwrap();
-        assert_eq!(fingerprint("Stop", None, &a), fingerprint("Stop", None, &b));
-        assert_ne!(
-            fingerprint("Stop", None, &a),
-            fingerprint("PreToolUse", None, &a)
-        );
-        assert_ne!(
-            fingerprint("Stop", None, &a),
-            fingerprint("Stop", Some(""), &a)
-        );
-        assert_ne!(
-            fingerprint("Stop", None, &a),
-            fingerprint("Stop", Some("Bash"), &a)
-        );
-        let c = json!({"type": "command", "command": "x", "timeout": 6});
-        assert_ne!(fingerprint("Stop", None, &a), fingerprint("Stop", None, &c));
-    }
-
-    #[test]
-    fn resolve_prefers_the_recorded_position_then_follows_a_move_and_drops_edits() {
-        let e = json!({"type": "command", "command": "budgetclaw status"});
-        // The user's identical copy first, fable's second (recorded at group 1).
-        let doc = json!({"hooks": {"Stop": [{"hooks": [e.clone()]}, {"hooks": [e.clone()]}]}});
-        let stored = vec![rec("k", "Stop", 1, 0, &e)];
-        let got = resolve(&doc, Layout::Grouped, &stored);
-        assert_eq!((got[0].group, got[0].entry), (1, 0));
-        // Something before it was removed: found at its new place.
-        let doc = json!({"hooks": {"Stop": [{"hooks": [e.clone()]}]}});
-        let got = resolve(&doc, Layout::Grouped, &stored);
-        assert_eq!((got[0].group, got[0].entry), (0, 0));
-        // The user edited it: no longer fable's.
-        let edited = json!({"type": "command", "command": "budgetclaw status", "timeout": 9});
-        let doc = json!({"hooks": {"Stop": [{"hooks": [edited]}]}});
-        assert!(resolve(&doc, Layout::Grouped, &stored).is_empty());
-    }
-
-    #[test]
-    fn after_edits_shifts_other_sources_and_records_what_is_written() {
-        let a = json!({"type": "command", "command": "a"});
-        let b = json!({"type": "command", "command": "b"});
-        let new = json!({"type": "command", "command": "n"});
-        let doc = json!({"hooks": {"Stop": [{"hooks": [a.clone()]}, {"hooks": [b.clone()]}]}});
-        let mut own = Ownership {
-            mine: vec!["/fh/sources/mine/".into()],
-            legacy: Vec::new(),
-            fable: vec!["/fh/sources/".into()],
-            live_keys: vec!["mine".into(), "other".into()],
-            user_events: Vec::new(),
-            user_hooks: false,
-            exact: Vec::new(),
-            record: Recorded {
-                key: "mine".into(),
-                stored: vec![
-                    rec("mine", "Stop", 0, 0, &a),
-                    rec("other", "Stop", 1, 0, &b),
-                ],
-                claims: Vec::new(),
-            },
-        };
-        own.record.claims = resolve(&doc, Layout::Grouped, &own.record.stored);
-        let edits = vec![
-            Edit::RemoveGroup {
-                event: "Stop".into(),
-                group: 0,
-            },
-            Edit::Append {
-                event: "Stop".into(),
-                value: json!({"hooks": [new.clone()]}),
-            },
-        ];
-        let prints = crate::settings::prints::of_value(&doc, Layout::Grouped);
-        let got = after_edits(&doc, Layout::Grouped, &edits, &own, &prints);
-        assert_eq!(
-            got,
-            vec![
-                rec("other", "Stop", 0, 0, &b),
-                rec("mine", "Stop", 1, 0, &new)
-            ]
-        );
-    }
-
-    #[test]
-    fn fable_names_carry_their_key() {
-        let named = |n: &str| json!({"name": n});
-        assert_eq!(
-            name_key(&named("fable-plugin-0123456789ab-0123456789")),
-            Some("plugin-0123456789ab")
-        );
-        assert_eq!(
-            name_key(&named("fable-default-abcdef0123")),
-            Some("default")
-        );
-        assert_eq!(name_key(&named("fable-x-nothex!!!!")), None);
-        assert_eq!(name_key(&named("users-own")), None);
-        assert_eq!(name_key(&json!({})), None);
-    }
-}
+mod tests;

@@ -2,6 +2,8 @@
 //! plan and render the edits (shared by install, uninstall, status and the doctor).
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -130,6 +132,23 @@ pub fn parse_settings(
     Document::parse_as(path, text, Syntax::of(host))
 }
 
+/// [`parse_settings`] of `text` (the file's content, `None`: it does not exist), shared with
+/// every earlier parse of the same text at `path` in a [`crate::memo::Scope`].
+pub fn parse_settings_shared(
+    path: &Path,
+    host: fable_hosts::Host,
+    text: Option<&str>,
+) -> Result<Rc<Document>> {
+    let kind = match Syntax::of(host) {
+        Syntax::Json => "settings (JSON)",
+        Syntax::JsonWithComments => "settings (JSON with comments)",
+        Syntax::Toml => "settings (TOML)",
+    };
+    crate::memo::parsed(kind, path, text, || {
+        parse_settings(path, host, text.map(str::to_string))
+    })
+}
+
 /// Plans `profile` so that it holds exactly `manifest`'s entries for source `key` (or none of
 /// them when `manifest` is `None`). `checkouts` are the source's live paths, whose direct
 /// wiring is replaced.
@@ -140,25 +159,35 @@ pub fn plan_profile(
     manifest: Option<&Manifest>,
     checkouts: &[&Path],
 ) -> Result<ProfilePlan> {
+    let base = wiring::ownership(home, key, checkouts);
+    plan_profile_with(home, profile, key, manifest, &base)
+}
+
+/// [`plan_profile`] with the source's ownership markers already computed
+/// ([`wiring::ownership`] of `key` and its checkouts: the same for every profile, so an
+/// install planning several profiles lists the installed keys once).
+pub fn plan_profile_with(
+    home: &FableHome,
+    profile: &Profile,
+    key: &str,
+    manifest: Option<&Manifest>,
+    base: &Ownership,
+) -> Result<ProfilePlan> {
     if let Some(path) = crate::settings::owned_file::file_path(profile, key) {
         return crate::settings::owned_file::plan(home, profile, key, manifest, path);
     }
     let before = read_settings(&profile.path)?;
     let w = match manifest {
-        Some(m) => wiring::desired(m, &wiring::Target::new(home, key), profile.host),
+        Some(m) => desired_shared(home, key, m, profile.host),
         None => wiring::Wiring::default(),
     };
     let (desired, skipped, notes) = (w.desired, w.skipped_events, w.notes);
-    let mut own = wiring::ownership(home, key, checkouts);
+    let mut own = base.clone();
     own.exact = wiring::commandless(&desired);
     own.exact
         .extend(wiring::current_commandless(home, key, profile.host));
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
-    own.record = Recorded {
-        key: key.to_string(),
-        stored: owned::load(home, &profile.id())?,
-        claims: Vec::new(),
-    };
+    own.record = Recorded::new(key, owned::load_shared(home, &profile.id())?);
     let (after, patch, shifted, record) = edit(
         &profile.path,
         profile.host,
@@ -184,6 +213,30 @@ pub fn plan_profile(
     })
 }
 
+/// [`wiring::desired`] of `manifest` for source `key` and `host`, rendered once for the
+/// profiles of the same host that one apply plans (`crate::memo`).
+fn desired_shared(
+    home: &FableHome,
+    key: &str,
+    manifest: &Manifest,
+    host: fable_hosts::Host,
+) -> wiring::Wiring {
+    let shared = crate::memo::derived(
+        "desired entries",
+        &home.store().source_dir(key).join(host.name()),
+        |(seen, _): &(Manifest, wiring::Wiring)| seen == manifest,
+        || {
+            let w = wiring::desired(manifest, &wiring::Target::new(home, key), host);
+            (manifest.clone(), w)
+        },
+    );
+    shared.1.clone()
+}
+
+/// A document, a stored record and the record's claims in it (kept with what they were
+/// resolved from, so that they are reused only for the very same two).
+type Resolved = (Rc<Document>, Arc<Vec<OwnedEntry>>, Arc<owned::Claims>);
+
 /// New text, JSON Patch, shifted entries not ours, and the new record (see [`edit`]).
 type Edited = (String, Vec<Value>, Vec<String>, Vec<OwnedEntry>);
 
@@ -198,20 +251,40 @@ fn edit(
     own: &Ownership,
 ) -> Result<Edited> {
     let layout = host.layout();
-    let doc = parse_settings(path, host, before.map(str::to_string))?;
+    let doc = parse_settings_shared(path, host, before)?;
     let mut own = own.clone();
     let prints = super::prints::of_text(&doc.text, &doc.value, layout);
-    own.record.claims = owned::resolve_with(&doc.value, layout, &own.record.stored, &prints);
+    // The claims depend only on the document and the stored record, which the plans of one
+    // apply share (`crate::memo`): resolved once per file text and record.
+    let stored = Arc::clone(&own.record.stored);
+    let claims = crate::memo::derived(
+        "resolved ownership record",
+        path,
+        |(d, s, _): &Resolved| Rc::ptr_eq(d, &doc) && Arc::ptr_eq(s, &stored),
+        || {
+            let claims = owned::resolve_with(&doc.value, layout, &stored, &prints);
+            (
+                Rc::clone(&doc),
+                Arc::clone(&stored),
+                Arc::new(owned::Claims::new(claims)),
+            )
+        },
+    );
+    own.record.set_indexed_claims(Arc::clone(&claims.2));
     let edits = plan(path, &doc, layout, desired, &own)?;
-    let applied = apply_and_verify(path, &doc, layout, &edits)?;
     let shifted = shifted_foreign(&doc, layout, &edits, &own);
     let record = owned::after_edits(&doc.value, layout, &edits, &own, &prints);
-    let after = if edits.is_empty() {
-        before.unwrap_or_default().to_string()
-    } else {
-        applied.text
-    };
-    Ok((after, applied.patch, shifted, record))
+    if edits.is_empty() {
+        // Nothing to apply or verify: the text stays as it is.
+        return Ok((
+            before.unwrap_or_default().to_string(),
+            Vec::new(),
+            shifted,
+            record,
+        ));
+    }
+    let applied = apply_and_verify(path, &doc, layout, &edits)?;
+    Ok((applied.text, applied.patch, shifted, record))
 }
 
 /// Writes a planned change: backup, then an atomic symlink-safe write whose bytes are verified
@@ -299,10 +372,26 @@ fn user_containers(
         _ => current.map(str::to_string),
     };
     let syntax = Syntax::of(profile.host);
-    let value: Option<Value> = original.and_then(|t| syntax.parse_value(&t).ok());
-    match value.as_ref().and_then(|v| v.get("hooks")) {
-        Some(Value::Object(h)) => (true, h.keys().cloned().collect()),
-        Some(_) => (true, Vec::new()),
-        None => (false, Vec::new()),
+    let kind = match syntax {
+        Syntax::Json => "hooks containers (JSON)",
+        Syntax::JsonWithComments => "hooks containers (JSON with comments)",
+        Syntax::Toml => "hooks containers (TOML)",
+    };
+    let found = crate::memo::parsed::<_, std::convert::Infallible>(
+        kind,
+        &profile.path,
+        original.as_deref(),
+        || {
+            let value: Option<Value> = original.as_deref().and_then(|t| syntax.parse_value(t).ok());
+            Ok(match value.as_ref().and_then(|v| v.get("hooks")) {
+                Some(Value::Object(h)) => (true, h.keys().cloned().collect()),
+                Some(_) => (true, Vec::new()),
+                None => (false, Vec::new()),
+            })
+        },
+    );
+    match found {
+        Ok(found) => (*found).clone(),
+        Err(never) => match never {},
     }
 }

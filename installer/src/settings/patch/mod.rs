@@ -8,7 +8,9 @@
 mod cst;
 mod event;
 
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
@@ -50,7 +52,7 @@ pub struct Ownership {
     pub fable: Vec<String>,
     /// Keys of the sources that exist; a fable entry of any other key is an orphan (its source
     /// was uninstalled or moved) and is removed by whichever source converges the file.
-    pub live_keys: Vec<String>,
+    pub live_keys: Arc<BTreeSet<String>>,
     /// Event keys the user had before fable first changed the file: kept (possibly empty)
     /// when fable's entries leave them empty. Others that fable emptied are removed.
     pub user_events: Vec<String>,
@@ -89,7 +91,7 @@ impl Ownership {
 
     /// True when `key` is known not to be installed (never when the keys cannot be listed).
     fn is_orphan(&self, key: &str) -> bool {
-        !self.fable.is_empty() && !self.live_keys.iter().any(|k| k == key)
+        !self.fable.is_empty() && !self.live_keys.contains(key)
     }
 
     /// True when `entry`'s markers make it this source's (or an orphan fable entry's): its
@@ -102,7 +104,7 @@ impl Ownership {
         let Some(cmd) = entry.get("command").and_then(Value::as_str) else {
             return false;
         };
-        source_keys(cmd, &self.fable).any(|key| !self.live_keys.iter().any(|k| k == key))
+        source_keys(cmd, &self.fable).any(|key| !self.live_keys.contains(key))
     }
 
     /// True when `entry`'s markers make it this very source's (its stable path, its live

@@ -7,7 +7,7 @@ fn own() -> Ownership {
         mine: vec!["/fh/sources/k/".into()],
         legacy: vec!["/checkout/hooks/".into()],
         fable: vec!["/fh/sources/".into()],
-        live_keys: vec!["k".into(), "other".into()],
+        live_keys: std::sync::Arc::new(["k".to_string(), "other".to_string()].into()),
         user_events: Vec::new(),
         user_hooks: false,
         record: Default::default(),
