@@ -6,10 +6,12 @@
 //! ignored (a write to a closed pipe is an error, not a kill), and `std::process::exit` still
 //! flushes stdout. A stack overflow still ends the process (the kernel's guard page), only
 //! without the runtime's message.
-#![no_main]
+// Under `cargo test` the test harness supplies `main`.
+#![cfg_attr(not(test), no_main)]
 
 /// The C entry point; the arguments are read through `std::env::args_os`, which glibc
 /// initialises before `main` runs.
+#[cfg(not(test))]
 #[no_mangle]
 pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
