@@ -25,8 +25,7 @@ pub(super) fn problems(
             ));
             continue;
         }
-        let is_dir_prefix = source_set.iter().any(|p| p.starts_with(&format!("{rel}/")));
-        if source_set.contains(rel.as_str()) || is_dir_prefix {
+        if source_set.contains(rel.as_str()) || holds_dir(source_set, &rel) {
             continue;
         }
         let on_disk = root.is_some_and(|r| r.join(&rel).exists());
@@ -46,4 +45,34 @@ pub(super) fn problems(
         out.push(Problem::new(path, message, fix));
     }
     out
+}
+
+/// Whether some path of the (sorted) set lies under the directory `rel`: the first path after
+/// `rel/` in order is the only one to look at.
+fn holds_dir(source_set: &BTreeSet<&str>, rel: &str) -> bool {
+    use std::ops::Bound;
+    let prefix = format!("{rel}/");
+    source_set
+        .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+        .next()
+        .is_some_and(|p| p.starts_with(&prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_held_when_a_path_lies_under_it() {
+        let set: BTreeSet<&str> = ["hooks/a.sh", "lib/x/y.py", "lib0/z", "scripts.sh"]
+            .into_iter()
+            .collect();
+        assert!(holds_dir(&set, "lib"));
+        assert!(holds_dir(&set, "lib/x"));
+        assert!(holds_dir(&set, "hooks"));
+        assert!(!holds_dir(&set, "scripts"));
+        assert!(!holds_dir(&set, "li"));
+        assert!(!holds_dir(&set, "lib/x/y.py"));
+        assert!(!holds_dir(&set, "zzz"));
+    }
 }
