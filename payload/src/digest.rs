@@ -12,12 +12,7 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
 
 /// Lowercase hex of the first `n` bytes of `digest`.
 pub fn hex_prefix(digest: &[u8], n: usize) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(2 * n);
-    for b in digest.iter().take(n) {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
+    fable_snapshot::key::hex_fast(&digest[..n.min(digest.len())])
 }
 
 /// A streaming SHA-256, for output read in chunks.

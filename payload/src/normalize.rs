@@ -219,8 +219,8 @@ pub fn normalize(m: &Map<String, Value>) -> Input {
 /// large payload is made of (a `Write` of a 1 MiB file: one 1 MiB copy and its 256 page faults
 /// fewer). Everything else reads as [`normalize`] reads it.
 pub fn normalize_owned(m: &mut Map<String, Value>) -> Input {
-    if windsurf_lift(m).is_some() {
-        return normalize(m);
+    if let Some(lifted) = windsurf_lift(m) {
+        return normalize_fields(&lifted);
     }
     let mut take = |keys: &[&str]| {
         let key = keys.iter().find(|k| m.contains_key(**k))?;

@@ -108,7 +108,7 @@ pub fn git_diff_cached_hash(dir: &Path, deadline: Duration) -> Result<String, Ru
             hasher.update(&buf[..n]);
         }
         let digest = hasher.finalize();
-        Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+        Ok(crate::digest::hex_prefix(&digest, digest.len()))
     });
     let start = Instant::now();
     let status = loop {
