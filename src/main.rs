@@ -9,6 +9,11 @@
 // Under `cargo test` the test harness supplies `main`.
 #![cfg_attr(not(test), no_main)]
 
+/// Large fresh allocations are populated when they are made (a 1 MiB payload's strings): see
+/// `fable_payload::alloc`.
+#[global_allocator]
+static ALLOC: fable_payload::alloc::PopulatingAlloc = fable_payload::alloc::PopulatingAlloc;
+
 /// The C entry point; the arguments are read through `std::env::args_os`, which glibc
 /// initialises before `main` runs.
 #[cfg(not(test))]

@@ -4,7 +4,8 @@
 //! machine falls on every row alike; and a 1 MiB payload beside a small one. The evaluator is
 //! the bundled one as hosts run it: `fable install` into a temp HOME, then
 //! `$FABLE_HOME/sources/default/current/bin/fable-hook` (so SessionStart does its staleness
-//! check of the installed snapshot).
+//! check of the installed snapshot). The payload reaches it through a pipe written by a thread
+//! of this process, as a host writes it.
 //!
 //! ```text
 //! cargo bench -p fable-payload --bench spawn_floor -- --fable target/release/fable \
@@ -15,7 +16,7 @@
 //! `mutationGeneration` that did not advance exactly once per `post-tool-use` process), never
 //! for timing.
 
-use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,20 +34,27 @@ struct Sample {
 // The child is reaped with wait4(2) (to get its rusage), not Child::wait.
 #[allow(clippy::zombie_processes)]
 fn run_once(cmd: &mut Command, stdin: &Path) -> Sample {
-    let input = File::open(stdin).expect("payload file");
+    let input = std::fs::read(stdin).expect("payload file");
     let t = Instant::now();
-    let child = cmd
-        .stdin(Stdio::from(input))
+    let mut child = cmd
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
+    // Through a pipe, as hosts hand the payload over; the floor never reads it (a broken pipe
+    // is expected there).
+    let mut pipe = child.stdin.take().expect("stdin pipe");
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
     let mut status = 0;
     // SAFETY: rusage is plain data; wait4 fills it for our own child.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers to status and ru; pid is our child's.
     let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
     let wall = t.elapsed();
+    writer.join().expect("payload writer");
     assert_eq!(r, child.id() as i32, "wait4");
     let tv = |t: libc::timeval| {
         Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)

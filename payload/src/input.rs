@@ -181,6 +181,48 @@ fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     memchr::memchr2(b'"', b'\\', bytes)
 }
 
+/// How many bytes `fd` has ready to read (`FIONREAD`: what a pipe holds, what is left of a
+/// regular file); 0 when unknown.
+fn readable(fd: RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer.
+    let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if r == 0 {
+        usize::try_from(n).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// Smallest read worth populating its pages for in advance.
+const POPULATE_MIN: usize = 64 * 1024;
+
+/// Faults in, with one `madvise(MADV_POPULATE_WRITE)`, the pages of `bytes`' spare capacity
+/// that the next `len` bytes read will fill: the read would otherwise fault them in one 4 KiB
+/// page at a time, each fault a trap on a virtual machine (see [`crate::alloc`]). Only the
+/// whole pages inside the spare capacity; nothing for small reads; a kernel without the advice
+/// (before Linux 5.14) just faults as before.
+fn populate(bytes: &mut Vec<u8>, len: usize) {
+    if len < POPULATE_MIN {
+        return;
+    }
+    let page = 4096usize;
+    let start = bytes.as_mut_ptr() as usize + bytes.len();
+    let first = start.next_multiple_of(page);
+    let end = (start + len) & !(page - 1);
+    if end > first {
+        // SAFETY: [first, end) lies inside the vector's allocated spare capacity; populating
+        // pages of our own writable memory does not change their contents.
+        unsafe {
+            libc::madvise(
+                first as *mut libc::c_void,
+                end - first,
+                libc::MADV_POPULATE_WRITE,
+            )
+        };
+    }
+}
+
 /// The bytes read and how the read ended.
 #[derive(Debug)]
 pub struct Payload {
@@ -247,13 +289,17 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
                 end: End::NoInput,
             };
         }
-        if bytes.capacity() - bytes.len() < FIRST_CHUNK / 4 {
-            // Doubling, but never far past the cap: one byte over it is enough to refuse.
-            let room = (limits.max_bytes + 1).saturating_sub(bytes.len()).max(1);
-            bytes.reserve(bytes.capacity().clamp(FIRST_CHUNK, room.max(FIRST_CHUNK)));
+        let waiting = readable(fd);
+        let room = (limits.max_bytes + 1).saturating_sub(bytes.len()).max(1);
+        if bytes.capacity() - bytes.len() < waiting.max(FIRST_CHUNK / 4) {
+            // Doubling (or what is already waiting, when that is more), but never far past the
+            // cap: one byte over it is enough to refuse.
+            let more = bytes.capacity().max(waiting.saturating_add(1));
+            bytes.reserve(more.clamp(FIRST_CHUNK, room.max(FIRST_CHUNK)));
         }
         let old = bytes.len();
         let spare = bytes.capacity() - old;
+        populate(&mut bytes, waiting.min(spare));
         // SAFETY: the pointer addresses the vector's `spare` bytes of unused capacity, and read
         // writes at most `spare` bytes there.
         let n = unsafe { libc::read(fd, bytes.as_mut_ptr().add(old).cast(), spare) };

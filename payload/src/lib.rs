@@ -36,8 +36,9 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod alloc;
 pub mod debt;
-pub mod digest;
+pub use fable_snapshot::digest;
 pub mod discovery;
 pub mod error;
 pub mod events;

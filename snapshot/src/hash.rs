@@ -66,17 +66,31 @@ pub fn hash_reader_raw(mut r: impl Read) -> std::io::Result<[u8; 32]> {
 
 /// Computes the tree hash of already-hashed entries (must be sorted by `rel`).
 pub fn tree_hash(entries: &[HashedFile]) -> TreeHash {
-    let mut h = Sha256::new();
-    h.update(b"fable-tree-v1\n");
-    for e in entries {
-        h.update(e.rel.as_bytes());
-        h.update(b"\0f\0");
-        h.update(if e.executable { b"x" } else { b"-" });
-        h.update(b"\0");
-        h.update(e.sha256.as_bytes());
-        h.update(b"\n");
+    // A tree of a few files (the bundled evaluator's, checked at every SessionStart) through
+    // the portable digest, which probes no CPU features ([`crate::digest`]); the same SHA-256.
+    if entries.len() <= SMALL_TREE {
+        let mut h = crate::digest::Sha256::default();
+        feed_tree(entries, |b| h.update(b));
+        return hex(&h.finalize());
     }
+    let mut h = Sha256::new();
+    feed_tree(entries, |b| h.update(b));
     hex(&h.finalize())
+}
+
+/// Trees up to this many entries are hashed with [`crate::digest`].
+const SMALL_TREE: usize = 64;
+
+fn feed_tree(entries: &[HashedFile], mut update: impl FnMut(&[u8])) {
+    update(b"fable-tree-v1\n");
+    for e in entries {
+        update(e.rel.as_bytes());
+        update(b"\0f\0");
+        update(if e.executable { b"x" } else { b"-" });
+        update(b"\0");
+        update(e.sha256.as_bytes());
+        update(b"\n");
+    }
 }
 
 /// Hashes every file of a source set, reusing `cache` entries whose stat is unchanged, and
@@ -139,6 +153,31 @@ pub fn hash_files(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn small_and_large_trees_hash_alike() {
+        let entries: Vec<HashedFile> = (0..=SMALL_TREE)
+            .map(|i| HashedFile {
+                rel: format!("f{i:03}"),
+                executable: i % 2 == 0,
+                sha256: "ab".repeat(32),
+            })
+            .collect();
+        let mut portable = crate::digest::Sha256::default();
+        feed_tree(&entries, |b| portable.update(b));
+        assert_eq!(
+            tree_hash(&entries),
+            hex(&portable.finalize()),
+            "the sha2 path"
+        );
+        let mut native = Sha256::new();
+        feed_tree(&entries[..3], |b| native.update(b));
+        assert_eq!(
+            tree_hash(&entries[..3]),
+            hex(&native.finalize()),
+            "the portable path"
+        );
+    }
+
     use super::*;
     use crate::source_set::{source_paths, SourceConfig};
     use std::fs;

@@ -22,8 +22,6 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use crate::hash::{hash_reader, tree_hash, HashedFile, StatEntry};
 use crate::key::{hex, DEFAULT_KEY};
 use crate::manifest::shell_quote;
@@ -140,7 +138,7 @@ fn default_live_hash(
         HashedFile {
             rel: MANIFEST_PATH.to_string(),
             executable: false,
-            sha256: hex(&Sha256::digest(&manifest)),
+            sha256: hex(&crate::digest::sha256(&manifest)),
         },
     ];
     files.sort_by(|a, b| a.rel.cmp(&b.rel));

@@ -275,11 +275,12 @@ pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) 
     };
     let command = command_status.is_some();
     let failure = command_status == Some(true);
-    if let Err(e) = project.check_safe() {
-        return Verdict::Note(format!("[fable] state not updated: {e}"));
-    }
     if !mutation && !failure {
-        // A successful command only matters when it ends a failure streak.
+        // A successful command only matters when it ends a failure streak. (The transaction
+        // below checks the lifecycle paths itself.)
+        if let Err(e) = project.check_safe() {
+            return Verdict::Note(format!("[fable] state not updated: {e}"));
+        }
         match project.read_state() {
             Ok(s) if s.failure_streak == 0 => return Verdict::Allow,
             Ok(_) => {}
