@@ -234,6 +234,11 @@ pub struct Payload {
 
 /// Reads one payload from `fd` within `limits`. Never blocks longer than `limits.total`
 /// (plus scheduling noise) and never reads more than `limits.max_bytes + 64 KiB`.
+///
+/// The [`Scanner`] looks for the end of the object only when the reader would otherwise wait
+/// (nothing ready, writer still open): a host that closes stdin after its payload, as most
+/// do, is read to end of file without a second pass over it, and one that keeps stdin open
+/// is answered as soon as a whole object has arrived, as before.
 pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
     // SAFETY: isatty only inspects the descriptor.
     if unsafe { libc::isatty(fd) } == 1 {
@@ -248,46 +253,49 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
     // cost 16 page faults per call) and no copy.
     let mut bytes: Vec<u8> = Vec::with_capacity(FIRST_CHUNK);
     let mut scanner = Scanner::default();
+    let mut scanned = 0;
     loop {
-        let now = Instant::now();
-        let total_left = limits.total.saturating_sub(now - start);
-        let phase_left = if bytes.is_empty() {
-            limits.first_byte.saturating_sub(now - start)
-        } else {
-            limits.idle.saturating_sub(now - last)
-        };
-        let wait = total_left.min(phase_left);
-        if wait.is_zero() {
-            return Payload {
-                bytes,
-                end: End::Timeout,
-            };
-        }
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: pfd is a valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if r < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
+        if !ready(fd) {
+            // About to wait: is what arrived already a whole object (or not one at all)?
+            scanner.feed(&bytes[scanned..]);
+            scanned = bytes.len();
+            if scanner.invalid {
+                return Payload {
+                    bytes,
+                    end: End::NotAnObject,
+                };
             }
-            return Payload {
-                bytes,
-                end: End::NoInput,
+            if let Some(end) = scanner.end {
+                bytes.truncate(end);
+                return Payload {
+                    bytes,
+                    end: End::Complete,
+                };
+            }
+            let now = Instant::now();
+            let total_left = limits.total.saturating_sub(now - start);
+            let phase_left = if bytes.is_empty() {
+                limits.first_byte.saturating_sub(now - start)
+            } else {
+                limits.idle.saturating_sub(now - last)
             };
-        }
-        if r == 0 {
-            continue; // the deadline check at the top of the loop decides
-        }
-        if pfd.revents & libc::POLLNVAL != 0 {
-            return Payload {
-                bytes,
-                end: End::NoInput,
-            };
+            let wait = total_left.min(phase_left);
+            if wait.is_zero() {
+                return Payload {
+                    bytes,
+                    end: End::Timeout,
+                };
+            }
+            match poll_in(fd, wait) {
+                Polled::Ready => {}
+                Polled::Nothing => continue, // the deadline check above decides
+                Polled::Gone => {
+                    return Payload {
+                        bytes,
+                        end: End::NoInput,
+                    }
+                }
+            }
         }
         let waiting = readable(fd);
         let room = (limits.max_bytes + 1).saturating_sub(bytes.len()).max(1);
@@ -326,35 +334,77 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
         // SAFETY: read initialised `n` (<= spare) bytes just past the old length.
         unsafe { bytes.set_len(old + n as usize) };
         last = Instant::now();
-        let done = scanner.feed(&bytes[old..]);
         if bytes.len() > limits.max_bytes {
             return Payload {
                 bytes,
                 end: End::TooLarge,
             };
         }
-        if scanner.invalid {
-            return Payload {
-                bytes,
-                end: End::NotAnObject,
-            };
-        }
-        if let Some(end) = scanner.end {
-            bytes.truncate(end);
-            return Payload {
-                bytes,
-                end: End::Complete,
-            };
-        }
-        debug_assert!(!done);
     }
+}
+
+/// What waiting for input on a descriptor gave.
+enum Polled {
+    /// Data, or end of file, can be read.
+    Ready,
+    /// The wait ended with nothing (timeout or signal).
+    Nothing,
+    /// The descriptor is invalid or failed.
+    Gone,
+}
+
+/// Waits up to `wait` for `fd` to become readable (end of file included).
+fn poll_in(fd: RawFd, wait: Duration) -> Polled {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = wait.as_millis().clamp(0, i32::MAX as u128) as i32;
+    // SAFETY: pfd is a valid pollfd for the duration of the call.
+    let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+    if r < 0 {
+        return if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            Polled::Nothing
+        } else {
+            Polled::Gone
+        };
+    }
+    if r == 0 {
+        Polled::Nothing
+    } else if pfd.revents & libc::POLLNVAL != 0 {
+        Polled::Gone
+    } else {
+        Polled::Ready
+    }
+}
+
+/// Whether a read of `fd` would return at once (data waiting, end of file, or an error to
+/// report), without waiting.
+fn ready(fd: RawFd) -> bool {
+    matches!(poll_in(fd, Duration::ZERO), Polled::Ready | Polled::Gone)
 }
 
 /// Parses a payload into a JSON object; anything else (empty, invalid, not an object, cut off
 /// by a bound) is an empty object, as docs/design.md, "The evaluator" says.
+///
+/// At end of file the bytes were not scanned ([`read_fd`]): when they do not parse as they are,
+/// the object the [`Scanner`] finds at their start is parsed instead (a payload with something
+/// after its closing brace, as when the end was found before end of file).
 pub fn to_object(p: &Payload) -> serde_json::Map<String, serde_json::Value> {
     match p.end {
-        End::Complete | End::Eof => parse_object(&p.bytes),
+        End::Complete => parse_object(&p.bytes),
+        End::Eof => match serde_json::from_slice::<serde_json::Value>(&p.bytes) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => {
+                let mut s = Scanner::default();
+                s.feed(&p.bytes);
+                match s.end {
+                    Some(end) if !s.invalid && end < p.bytes.len() => parse_object(&p.bytes[..end]),
+                    _ => serde_json::Map::new(),
+                }
+            }
+        },
         _ => serde_json::Map::new(),
     }
 }
@@ -465,8 +515,24 @@ mod tests {
         w.write_all(b"not json").unwrap();
         drop(w);
         let p = read_fd(r.as_raw_fd(), limits(1000));
-        assert_eq!(p.end, End::NotAnObject);
+        assert_eq!(p.end, End::Eof, "read to the end, not scanned");
         assert!(to_object(&p).is_empty());
+        // Something after the object: the object is what counts, as when its end was found
+        // before end of file.
+        let (r, mut w) = pipe();
+        w.write_all(b" {\"a\": \"}\"} trailing").unwrap();
+        drop(w);
+        let p = read_fd(r.as_raw_fd(), limits(1000));
+        assert_eq!(p.end, End::Eof);
+        assert_eq!(to_object(&p).get("a"), Some(&serde_json::json!("}")));
+        // Not an object while the writer stays open: answered without waiting for the end.
+        let (r, mut w) = pipe();
+        w.write_all(b"[1]").unwrap();
+        let t = Instant::now();
+        let p = read_fd(r.as_raw_fd(), limits(5000));
+        assert_eq!(p.end, End::NotAnObject);
+        assert!(t.elapsed() < Duration::from_millis(2000));
+        drop(w);
         let (r, w) = pipe();
         drop(w);
         let p = read_fd(r.as_raw_fd(), limits(1000));
