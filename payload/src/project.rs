@@ -76,6 +76,19 @@ impl Config {
     }
 }
 
+/// The last state file this process parsed: its exact bytes, path and workspace id, and the
+/// result ([`Project::read_state`]).
+struct Parsed {
+    bytes: Vec<u8>,
+    path: PathBuf,
+    workspace_id: String,
+    state: State,
+}
+
+thread_local! {
+    static LAST_PARSED: std::cell::RefCell<Option<Parsed>> = const { std::cell::RefCell::new(None) };
+}
+
 /// A project root holding a real `.fable/` directory.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -136,12 +149,30 @@ impl Project {
         Ok(())
     }
 
-    /// Reads the state; a missing file is a fresh state.
+    /// Reads the state; a missing file is a fresh state. The file is read every time; parsing
+    /// is shared within the process when its bytes are the ones last parsed (Stop reads the
+    /// state for its gate and again for the blocked-stop count's progress).
     pub fn read_state(&self) -> Result<State> {
         let p = self.state_path();
         match fs_safety::read_file(&p, MAX_STATE_BYTES)? {
             None => Ok(State::new(&self.workspace_id)),
-            Some(b) => State::parse(&b, &self.workspace_id, &p),
+            Some(b) => LAST_PARSED.with(|last| {
+                let mut last = last.borrow_mut();
+                if let Some(m) = last
+                    .as_ref()
+                    .filter(|m| m.bytes == b && m.path == p && m.workspace_id == self.workspace_id)
+                {
+                    return Ok(m.state.clone());
+                }
+                let state = State::parse(&b, &self.workspace_id, &p)?;
+                *last = Some(Parsed {
+                    bytes: b,
+                    path: p,
+                    workspace_id: self.workspace_id.clone(),
+                    state: state.clone(),
+                });
+                Ok(state)
+            }),
         }
     }
 
@@ -266,6 +297,29 @@ mod tests {
                 .unwrap()
                 .outstanding(),
             0
+        );
+    }
+
+    #[test]
+    fn a_reread_state_is_the_file_as_it_is_now() {
+        let (_t, p, cfg) = project();
+        p.transact(&cfg, "test", |s| {
+            s.mutate(1);
+            Ok(((), "x".into()))
+        })
+        .unwrap();
+        let first = p.read_state().unwrap();
+        assert_eq!(p.read_state().unwrap(), first, "same bytes, same state");
+        p.transact(&cfg, "test", |s| {
+            s.mutate(1);
+            Ok(((), "y".into()))
+        })
+        .unwrap();
+        assert_eq!(p.read_state().unwrap().mutation_generation, 2);
+        std::fs::write(p.state_path(), b"{}").unwrap();
+        assert!(
+            p.read_state().is_err(),
+            "an invalid file is refused, never the memo"
         );
     }
 
