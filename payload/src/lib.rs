@@ -52,6 +52,7 @@ pub mod packs;
 pub mod project;
 pub mod repair;
 pub mod state;
+mod state_v3;
 pub mod stop_count;
 
 use std::ffi::OsString;

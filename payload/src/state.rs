@@ -222,7 +222,18 @@ impl State {
     }
 
     /// Parses and validates `bytes` as the state of workspace `id`, migrating schemas 1 and 2.
+    /// A state as this version writes it is read typed ([`crate::state_v3`]); everything else
+    /// through [`State::parse_general`].
     pub fn parse(bytes: &[u8], id: &str, path: &Path) -> Result<State> {
+        match crate::state_v3::parse(bytes, id) {
+            Some(s) => Ok(s),
+            None => State::parse_general(bytes, id, path),
+        }
+    }
+
+    /// [`State::parse`] through a `serde_json::Value`: every schema, unknown fields kept, each
+    /// refusal with its reason.
+    pub fn parse_general(bytes: &[u8], id: &str, path: &Path) -> Result<State> {
         let bad = |reason: String| Error::InvalidState {
             path: path.to_path_buf(),
             reason,
