@@ -117,6 +117,19 @@ pub fn derived<T: 'static>(
     same: impl Fn(&T) -> bool,
     compute: impl FnOnce() -> T,
 ) -> Rc<T> {
+    match derived_try::<T, std::convert::Infallible>(kind, path, same, || Ok(compute())) {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
+}
+
+/// [`derived`] of a computation that can fail (a failure is not remembered).
+pub fn derived_try<T: 'static, E>(
+    kind: &'static str,
+    path: &Path,
+    same: impl Fn(&T) -> bool,
+    compute: impl FnOnce() -> Result<T, E>,
+) -> Result<Rc<T>, E> {
     let key = (kind, path.to_path_buf());
     let (active, hit) = MEMO.with(|m| match m.borrow().as_ref() {
         None => (false, None),
@@ -128,9 +141,9 @@ pub fn derived<T: 'static>(
         ),
     });
     if let Some(hit) = hit {
-        return hit;
+        return Ok(hit);
     }
-    let value = Rc::new(compute());
+    let value = Rc::new(compute()?);
     if active {
         MEMO.with(|m| {
             if let Some(map) = m.borrow_mut().as_mut() {
@@ -139,7 +152,7 @@ pub fn derived<T: 'static>(
             }
         });
     }
-    value
+    Ok(value)
 }
 
 /// The result of `read` on the file at `path` (following links), remembered in a [`Scope`]

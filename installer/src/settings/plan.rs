@@ -24,8 +24,11 @@ use crate::settings::syntax::Syntax;
 #[derive(Debug, Clone)]
 pub struct ProfilePlan {
     pub profile: Profile,
-    pub before: Option<String>,
-    pub after: String,
+    /// The file's content when planned (`None`: it did not exist); shared, not copied, by the
+    /// plans of one apply that read the same version.
+    pub before: Option<Arc<str>>,
+    /// The content planned (the very `before` when nothing changes).
+    pub after: Arc<str>,
     pub patch: Vec<Value>,
     /// Canonical events the host does not have (skipped, never invented).
     pub skipped_events: Vec<String>,
@@ -55,8 +58,8 @@ impl ProfilePlan {
     ) -> ProfilePlan {
         ProfilePlan {
             profile: profile.clone(),
-            before,
-            after: after.clone().unwrap_or_default(),
+            before: before.map(Arc::from),
+            after: Arc::from(after.clone().unwrap_or_default()),
             patch,
             skipped_events: Vec::new(),
             notes: Vec::new(),
@@ -179,9 +182,9 @@ pub fn plan_profile_with(
     }
     // Read once per version of the file in an apply (`crate::memo::read`).
     let before = crate::memo::read("settings text", &profile.path, || {
-        read_settings(&profile.path)
+        read_settings(&profile.path).map(|text| text.map(Arc::<str>::from))
     })?;
-    let before = (*before).clone();
+    let before: Option<Arc<str>> = (*before).clone();
     let w = match manifest {
         Some(m) => wiring::desired_shared(home, key, m, profile.host).1.clone(),
         None => wiring::Wiring::default(),
@@ -193,13 +196,8 @@ pub fn plan_profile_with(
         .extend(wiring::current_commandless(home, key, profile.host));
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
     own.record = Recorded::new(key, owned::load_shared(home, &profile.id())?);
-    let (after, patch, shifted, record) = edit(
-        &profile.path,
-        profile.host,
-        before.as_deref(),
-        &desired,
-        &own,
-    )?;
+    let (after, patch, shifted, record) =
+        edit(&profile.path, profile.host, before.as_ref(), &desired, &own)?;
     if !patch.is_empty() {
         refuse_read_only(&profile.path)?;
     }
@@ -230,7 +228,7 @@ type Resolved = (
 );
 
 /// New text, JSON Patch, shifted entries not ours, and the new record (see [`edit`]).
-type Edited = (String, Vec<Value>, Vec<String>, Arc<Vec<OwnedEntry>>);
+type Edited = (Arc<str>, Vec<Value>, Vec<String>, Arc<Vec<OwnedEntry>>);
 
 /// Plans and applies the edits that give `before` exactly the desired entries; returns the
 /// new text, the JSON Patch (empty when nothing changes), what it shifts that is not ours and
@@ -238,12 +236,12 @@ type Edited = (String, Vec<Value>, Vec<String>, Arc<Vec<OwnedEntry>>);
 fn edit(
     path: &Path,
     host: fable_hosts::Host,
-    before: Option<&str>,
+    before: Option<&Arc<str>>,
     desired: &Desired,
     own: &Ownership,
 ) -> Result<Edited> {
     let layout = host.layout();
-    let doc = parse_settings_shared(path, host, before)?;
+    let doc = document(path, host, before)?;
     let mut own = own.clone();
     // The same document has the same fingerprints: looked up by the document, not its text.
     let prints = crate::memo::derived(
@@ -291,14 +289,30 @@ fn edit(
     if edits.is_empty() {
         // Nothing to apply or verify: the text stays as it is.
         return Ok((
-            before.unwrap_or_default().to_string(),
+            before.cloned().unwrap_or_else(|| Arc::from("")),
             Vec::new(),
             shifted,
             record,
         ));
     }
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
-    Ok((applied.text, applied.patch, shifted, record))
+    Ok((Arc::from(applied.text), applied.patch, shifted, record))
+}
+
+/// The parsed document of `text` (the file's content at `path`), shared in a
+/// [`crate::memo::Scope`] by the plans given the very same text (the same read of the same
+/// version, `crate::memo::read`) without comparing it, and else by [`parse_settings_shared`].
+fn document(path: &Path, host: fable_hosts::Host, text: Option<&Arc<str>>) -> Result<Rc<Document>> {
+    type Shared = (Option<Arc<str>>, Rc<Document>);
+    let same = |(seen, _): &Shared| match (seen, text) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    let shared = crate::memo::derived_try("settings document", path, same, || {
+        parse_settings_shared(path, host, text.map(|t| &**t)).map(|doc| (text.cloned(), doc))
+    })?;
+    Ok(Rc::clone(&shared.1))
 }
 
 /// True when, for the source `own` converges, the record of `doc` unchanged is exactly its
@@ -334,13 +348,14 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
     let path = &plan.profile.path;
     for attempt in 0..fence::ATTEMPTS {
         let (now, stamp) = fence::read_stamped(path)?;
-        let (before, after, record) = if now == plan.before {
+        let (before, after, record) = if now.as_deref() == plan.before.as_deref() {
             (plan.before.clone(), plan.after.clone(), plan.record.clone())
         } else {
+            let now: Option<Arc<str>> = now.map(Arc::from);
             let (after, patch, _, record) = edit(
                 path,
                 plan.profile.host,
-                now.as_deref(),
+                now.as_ref(),
                 &plan.desired,
                 &plan.own,
             )?;
