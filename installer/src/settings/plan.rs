@@ -317,13 +317,13 @@ fn document(path: &Path, host: fable_hosts::Host, text: Option<&Arc<str>>) -> Re
 
 /// True when, for the source `own` converges, the record of `doc` unchanged is exactly its
 /// claims (what [`owned::after_edits`] gives without edits): no claim is an orphan's, which
-/// the source would take over, and no unclaimed entry is the source's by its markers.
+/// the source would take over, or names no source (a record edited by hand; the record drops
+/// it), and no unclaimed entry is the source's by its markers.
 fn keeps_claims(doc: &Document, layout: fable_hosts::Layout, own: &Ownership) -> bool {
+    let claims = own.record.indexed_claims();
     own.record.orphans().is_empty()
-        && own
-            .record
-            .indexed_claims()
-            .are_the_record(&doc.value, layout, |value| own.owns(value))
+        && !claims.keys().iter().any(String::is_empty)
+        && claims.are_the_record(&doc.value, layout, |value| own.owns(value))
 }
 
 /// Writes a planned change: backup, then an atomic symlink-safe write whose bytes are verified
