@@ -437,3 +437,85 @@ fn profile_add_records_into_the_inventory() {
     let list = f.env.ok(["profile", "list"]);
     assert!(list.contains(&dir.display().to_string()), "{list}");
 }
+
+/// The hook entries of `source` (by its `NAME` in the command) in a Claude settings file.
+fn entries_of(settings: &Path, source: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(settings).unwrap()).unwrap();
+    let marker = format!("x.sh\" {source}");
+    v["hooks"]["PreToolUse"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().unwrap().clone())
+        .filter(|e| e["command"].as_str().unwrap_or_default().contains(&marker))
+        .collect()
+}
+
+#[test]
+fn an_entry_edited_or_removed_by_hand_in_one_profile_is_repaired_by_the_next_apply() {
+    // The no-op apply only walks what a source can own (docs/design.md, "Budgets"): a source's
+    // entry edited in one profile, and another's removed in the other, must still be planned.
+    let f = Fleet::new();
+    let second = f.env.root().join("second-hooks");
+    make_source(&second, "second");
+    let inventory = f.inventory(&["local"]).replacen(
+        "[[profile]]",
+        &format!(
+            "[[source]]\nname = \"second\"\npath = \"{}\"\n\n[[profile]]",
+            second.display()
+        ),
+        1,
+    );
+    write(&f.env.fable_home.join("fleet.toml"), &inventory);
+    f.env.ok(["apply"]);
+    let [main, work] = f.profiles();
+    let wired = [
+        std::fs::read_to_string(&main).unwrap(),
+        std::fs::read_to_string(&work).unwrap(),
+    ];
+    assert_eq!(entries_of(&work, "local").len(), 1, "{}", wired[1]);
+    assert_eq!(entries_of(&main, "second").len(), 1, "{}", wired[0]);
+
+    // By hand: local's entry in the work profile gets another timeout, second's entry leaves
+    // the main profile (its whole group).
+    let mut w: Value = serde_json::from_str(&wired[1]).unwrap();
+    for g in w["hooks"]["PreToolUse"].as_array_mut().unwrap() {
+        for e in g["hooks"].as_array_mut().unwrap() {
+            if e["command"].as_str().unwrap().contains("x.sh\" local") {
+                e["timeout"] = 99.into();
+            }
+        }
+    }
+    write(&work, &serde_json::to_string_pretty(&w).unwrap());
+    assert_eq!(entries_of(&work, "local")[0]["timeout"], 99);
+    let mut v: Value = serde_json::from_str(&wired[0]).unwrap();
+    let groups = v["hooks"]["PreToolUse"].as_array_mut().unwrap();
+    let before = groups.len();
+    groups.retain(|g| !g.to_string().contains("x.sh\\\" second"));
+    assert_eq!(groups.len(), before - 1);
+    write(&main, &serde_json::to_string_pretty(&v).unwrap());
+    assert!(entries_of(&main, "second").is_empty());
+
+    let out = f.env.json(["apply", "--json"]);
+    assert_eq!(out["changed"], true, "{out:#}");
+    let local = entries_of(&work, "local");
+    assert_eq!(local.len(), 1, "{local:?}");
+    assert_eq!(local[0]["timeout"], 10, "the hand edit was not repaired");
+    assert_eq!(
+        entries_of(&main, "second").len(),
+        1,
+        "second was not re-wired"
+    );
+    for p in [&main, &work] {
+        for s in ["local", "second"] {
+            assert_eq!(entries_of(p, s).len(), 1, "{s} in {}", p.display());
+        }
+    }
+    let mine = std::fs::read_to_string(&main).unwrap();
+    assert!(mine.contains("echo mine"), "{mine}");
+
+    let listing = tree_listing(&f.env.root());
+    let again = f.env.json(["apply", "--json"]);
+    assert_eq!(again["changed"], false, "{again:#}");
+    assert_eq!(listing, tree_listing(&f.env.root()), "a second apply wrote");
+}

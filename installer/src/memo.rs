@@ -4,11 +4,16 @@
 //! each of those would be parsed again for every source, making a no-op apply quadratic.
 //!
 //! Every entry is keyed by what it was parsed from: a kind, the file's path and its full text
-//! (`None`: the file does not exist). The file is still read each time; only the parse of the
-//! very same bytes is reused, so a file changed meanwhile (by the apply itself, another
-//! install or the user) is parsed again, and nothing is ever answered from a stale read.
-//! Outside a [`Scope`] nothing is remembered (each call parses, as before); a failed parse is
-//! never remembered.
+//! (`None`: the file does not exist). Only the parse of the very same bytes is reused, so a
+//! file changed meanwhile (by the apply itself, another install or the user) is parsed again.
+//! The few files every plan reads whole (a profile's settings file, fable's record of it) are
+//! read through [`read`], which reads again only when the file's stamp changes: device,
+//! inode, size, and mtime and ctime to the nanosecond. Every write fable makes is an atomic
+//! rename (a new inode), and the write itself is fenced by a fresh read
+//! (`settings::plan::write_plan`), so a stamp can hide nothing but another program's
+//! same-size in-place rewrite within one tick of the file system's clock, during the apply.
+//! Outside a [`Scope`] nothing is remembered (each call reads and parses, as before); a
+//! failed read or parse is never remembered.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -19,8 +24,23 @@ use std::rc::Rc;
 /// What a parse was keyed by: its kind and the file's path.
 type Key = (&'static str, PathBuf);
 
-/// One remembered parse: the text it came from and its result.
-type Entry = (Option<String>, Rc<dyn Any>);
+/// One remembered result: what it came from (see [`Fit`]) and the result.
+type Entry = (Fit, Rc<dyn Any>);
+
+/// What a remembered result came from.
+#[derive(PartialEq)]
+enum Fit {
+    /// The full text parsed (`None`: the file did not exist).
+    Text(Option<String>),
+    /// The stamp of the file read ([`read`]).
+    Stamp(FileStamp),
+    /// Earlier results ([`derived`] asks its caller whether it still fits).
+    Derived,
+}
+
+/// What identifies one version of a file without reading it: device, inode, size, mtime and
+/// ctime (seconds and nanoseconds).
+type FileStamp = [i64; 7];
 
 thread_local! {
     static MEMO: RefCell<Option<HashMap<Key, Entry>>> = const { RefCell::new(None) };
@@ -69,7 +89,7 @@ pub fn parsed<T: 'static, E>(
         Some(map) => (
             true,
             map.get(&key)
-                .filter(|(t, _)| t.as_deref() == text)
+                .filter(|(fit, _)| matches!(fit, Fit::Text(t) if t.as_deref() == text))
                 .and_then(|(_, v)| Rc::clone(v).downcast::<T>().ok()),
         ),
     });
@@ -81,7 +101,7 @@ pub fn parsed<T: 'static, E>(
         MEMO.with(|m| {
             if let Some(map) = m.borrow_mut().as_mut() {
                 let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
-                map.insert(key, (text.map(str::to_string), any));
+                map.insert(key, (Fit::Text(text.map(str::to_string)), any));
             }
         });
     }
@@ -97,6 +117,19 @@ pub fn derived<T: 'static>(
     same: impl Fn(&T) -> bool,
     compute: impl FnOnce() -> T,
 ) -> Rc<T> {
+    match derived_try::<T, std::convert::Infallible>(kind, path, same, || Ok(compute())) {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
+}
+
+/// [`derived`] of a computation that can fail (a failure is not remembered).
+pub fn derived_try<T: 'static, E>(
+    kind: &'static str,
+    path: &Path,
+    same: impl Fn(&T) -> bool,
+    compute: impl FnOnce() -> Result<T, E>,
+) -> Result<Rc<T>, E> {
     let key = (kind, path.to_path_buf());
     let (active, hit) = MEMO.with(|m| match m.borrow().as_ref() {
         None => (false, None),
@@ -108,18 +141,71 @@ pub fn derived<T: 'static>(
         ),
     });
     if let Some(hit) = hit {
-        return hit;
+        return Ok(hit);
     }
-    let value = Rc::new(compute());
+    let value = Rc::new(compute()?);
     if active {
         MEMO.with(|m| {
             if let Some(map) = m.borrow_mut().as_mut() {
                 let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
-                map.insert(key, (None, any));
+                map.insert(key, (Fit::Derived, any));
             }
         });
     }
-    value
+    Ok(value)
+}
+
+/// The result of `read` on the file at `path` (following links), remembered in a [`Scope`]
+/// under `kind` until the file's stamp changes (see the module's documentation): `fable
+/// apply` plans each profile once per source, and reading its whole settings file for each
+/// would make a no-op apply quadratic in reading. A file that cannot be stamped (it does not
+/// exist) is read every time; outside a scope every call reads.
+pub fn read<T: 'static, E>(
+    kind: &'static str,
+    path: &Path,
+    read: impl FnOnce() -> Result<T, E>,
+) -> Result<Rc<T>, E> {
+    let active = MEMO.with(|m| m.borrow().is_some());
+    let stamp = if active { stamp_of(path) } else { None };
+    let Some(stamp) = stamp else {
+        return read().map(Rc::new);
+    };
+    let key = (kind, path.to_path_buf());
+    let hit = MEMO.with(|m| {
+        m.borrow().as_ref().and_then(|map| {
+            map.get(&key)
+                .filter(|(fit, _)| *fit == Fit::Stamp(stamp))
+                .and_then(|(_, v)| Rc::clone(v).downcast::<T>().ok())
+        })
+    });
+    if let Some(hit) = hit {
+        return Ok(hit);
+    }
+    // Stamped before the read: a change during the read leaves a stamp that fits no more.
+    let value = Rc::new(read()?);
+    MEMO.with(|m| {
+        if let Some(map) = m.borrow_mut().as_mut() {
+            let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
+            map.insert(key, (Fit::Stamp(stamp), any));
+        }
+    });
+    Ok(value)
+}
+
+/// The stamp of the file at `path` (following links), `None` when it cannot be had.
+fn stamp_of(path: &Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path).ok()?;
+    let wide = |v: u64| i64::try_from(v).ok();
+    Some([
+        wide(md.dev())?,
+        wide(md.ino())?,
+        wide(md.size())?,
+        md.mtime(),
+        md.mtime_nsec(),
+        md.ctime(),
+        md.ctime_nsec(),
+    ])
 }
 
 #[cfg(test)]
@@ -198,5 +284,39 @@ mod tests {
         assert!(fail().is_err());
         assert!(fail().is_err());
         assert_eq!(calls.get(), 2);
+    }
+
+    #[test]
+    fn a_read_is_remembered_until_the_file_is_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, "one").unwrap();
+        let calls = Cell::new(0);
+        let get = || {
+            read::<_, std::io::Error>("read", &p, || {
+                calls.set(calls.get() + 1);
+                std::fs::read_to_string(&p)
+            })
+            .unwrap()
+        };
+        assert_eq!(*get(), "one");
+        assert_eq!(*get(), "one");
+        assert_eq!(calls.get(), 2, "outside a scope every call reads");
+        let _s = scope();
+        assert_eq!(*get(), "one");
+        assert_eq!(*get(), "one");
+        assert_eq!(calls.get(), 3);
+        // Replaced as fable replaces files (a rename: a new inode), with the same size.
+        let tmp = d.path().join("t");
+        std::fs::write(&tmp, "two").unwrap();
+        std::fs::rename(&tmp, &p).unwrap();
+        assert_eq!(*get(), "two");
+        assert_eq!(calls.get(), 4);
+        std::fs::remove_file(&p).unwrap();
+        let gone = read::<String, std::io::Error>("read", &p, || std::fs::read_to_string(&p));
+        assert!(
+            gone.is_err(),
+            "a missing file is read again, not remembered"
+        );
     }
 }

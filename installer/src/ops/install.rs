@@ -380,7 +380,7 @@ pub fn first_beside_foreign(home: &FableHome, report: &InstallReport) -> Vec<Pat
         .iter()
         .filter(|plan| plan.changed())
         .filter(|plan| {
-            let Some(before) = plan.before.clone() else {
+            let Some(before) = plan.before.as_deref().map(str::to_string) else {
                 return false;
             };
             let Ok(doc) = crate::settings::plan::parse_settings(

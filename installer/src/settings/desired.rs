@@ -339,25 +339,41 @@ pub fn current_commandless(home: &FableHome, key: &str, host: Host) -> Vec<Value
     let Ok(text) = std::fs::read_to_string(&manifest_path) else {
         return Vec::new();
     };
-    let Ok(manifest) = Manifest::parse(&text, &manifest_path) else {
+    // Parsed once per text in an apply, which plans each source once per profile.
+    let parsed = crate::memo::parsed("current manifest", &manifest_path, Some(&text), || {
+        Manifest::parse(&text, &manifest_path)
+    });
+    let Ok(manifest) = parsed else {
         return Vec::new();
     };
     let manifest = match SourceConfig::load(root) {
-        Ok(config) => manifest.with_overrides(config.hosts),
-        Err(_) => manifest,
+        Ok(config) => (*manifest).clone().with_overrides(config.hosts),
+        Err(_) => (*manifest).clone(),
     };
-    // An apply plans each source once per profile, several of the same host: the entries of
-    // the same manifest for the same host are rendered once (`crate::memo`).
-    let shared = crate::memo::derived(
-        "current commandless entries",
-        &root.join(host.name()),
-        |(seen, _): &(Manifest, Vec<Value>)| *seen == manifest,
+    // The current generation is, once converged, the one being installed: its entries are
+    // those the plan itself rendered (`desired_shared`).
+    commandless(&desired_shared(home, key, &manifest, host).1.desired)
+}
+
+/// [`desired`] of `manifest` for source `key` and `host` (with the manifest it was rendered
+/// from), rendered once for the plans of one apply (`crate::memo`): an apply plans each source
+/// once per profile, several of the same host, and the current generation's entries are
+/// rendered again for each plan ([`current_commandless`]).
+pub fn desired_shared(
+    home: &FableHome,
+    key: &str,
+    manifest: &Manifest,
+    host: Host,
+) -> std::rc::Rc<(Manifest, Wiring)> {
+    crate::memo::derived(
+        "desired entries",
+        &home.store().source_dir(key).join(host.name()),
+        |(seen, _): &(Manifest, Wiring)| seen == manifest,
         || {
-            let entries = commandless(&desired(&manifest, &target, host).desired);
-            (manifest.clone(), entries)
+            let w = desired(manifest, &Target::new(home, key), host);
+            (manifest.clone(), w)
         },
-    );
-    shared.1.clone()
+    )
 }
 
 /// Markers for a path prefix as it may appear in a command: raw and shell-quoted.

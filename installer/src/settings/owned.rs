@@ -53,30 +53,9 @@ pub struct Recorded {
     pub stored: Arc<Vec<OwnedEntry>>,
     /// The stored entries found in the document being planned ([`Self::set_claims`]).
     claims: Arc<Claims>,
-}
-
-/// The stored entries of a record found in one document, at their actual positions
-/// ([`resolve`]), indexed by position.
-#[derive(Debug, Clone, Default)]
-pub struct Claims {
-    list: Vec<OwnedEntry>,
-    /// The index in `list` of each event's (group, entry) positions (the first claim of a
-    /// position), so that asking every entry of a file costs one lookup each.
-    at: HashMap<String, HashMap<(usize, usize), usize>>,
-}
-
-impl Claims {
-    /// Indexes `list` ([`resolve`]'s answer) by position.
-    pub fn new(list: Vec<OwnedEntry>) -> Claims {
-        let mut at: HashMap<String, HashMap<(usize, usize), usize>> = HashMap::new();
-        for (i, c) in list.iter().enumerate() {
-            at.entry(c.event.clone())
-                .or_default()
-                .entry((c.group, c.entry))
-                .or_insert(i);
-        }
-        Claims { list, at }
-    }
+    /// The keys among the claims whose sources are no longer installed (orphans), when the
+    /// claims were set indexed ([`Self::set_indexed_claims`]).
+    orphans: Vec<String>,
 }
 
 impl Recorded {
@@ -95,20 +74,32 @@ impl Recorded {
         self.claims = Arc::new(Claims::new(claims));
     }
 
-    /// [`Self::set_claims`] with claims already indexed (shared by the plans of one apply).
-    pub fn set_indexed_claims(&mut self, claims: Arc<Claims>) {
+    /// [`Self::set_claims`] with claims already indexed (shared by the plans of one apply),
+    /// and the `orphans` among their keys (of sources no longer installed).
+    pub fn set_indexed_claims(&mut self, claims: Arc<Claims>, orphans: Vec<String>) {
+        self.orphans = orphans;
         self.claims = claims;
+    }
+
+    /// The keys among the claims whose sources are no longer installed (as of
+    /// [`Self::set_indexed_claims`]).
+    pub fn orphans(&self) -> &[String] {
+        &self.orphans
     }
 
     /// The stored entries found in the document being planned, at their actual positions.
     pub fn claims(&self) -> &[OwnedEntry] {
-        &self.claims.list
+        self.claims.list()
+    }
+
+    /// The stored entries found in the document being planned, indexed.
+    pub fn indexed_claims(&self) -> &Claims {
+        &self.claims
     }
 
     /// The key the record gives the entry at this position, if any.
     pub fn claim(&self, event: &str, group: usize, entry: usize) -> Option<&str> {
-        let i = *self.claims.at.get(event)?.get(&(group, entry))?;
-        self.claims.list.get(i).map(|c| c.key.as_str())
+        self.claims.claim(event, group, entry)
     }
 }
 
@@ -132,13 +123,21 @@ pub fn load(home: &FableHome, profile_id: &str) -> Result<Vec<OwnedEntry>> {
 /// [`crate::memo::Scope`] (an apply plans each profile once per source).
 pub fn load_shared(home: &FableHome, profile_id: &str) -> Result<Arc<Vec<OwnedEntry>>> {
     let path = record_path(home, profile_id);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Arc::default()),
-        Err(e) => return Err(e).at(&path),
+    // Read once per version of the record in an apply (`crate::memo::read`).
+    let text = crate::memo::read(
+        "ownership record text",
+        &path,
+        || match std::fs::read_to_string(&path) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).at(&path),
+        },
+    )?;
+    let Some(text) = text.as_deref() else {
+        return Ok(Arc::default());
     };
-    let entries = crate::memo::parsed("ownership record", &path, Some(&text), || {
-        serde_json::from_str::<RecordFile>(&text)
+    let entries = crate::memo::parsed("ownership record", &path, Some(text), || {
+        serde_json::from_str::<RecordFile>(text)
             .map(|file| Arc::new(file.entries))
             .map_err(|e| Error::Invalid {
                 path: path.clone(),
@@ -182,7 +181,7 @@ pub fn save_if_changed(
     stored: &[OwnedEntry],
     entries: &[OwnedEntry],
 ) -> Result<()> {
-    if stored == entries {
+    if std::ptr::eq(stored, entries) || stored == entries {
         return Ok(());
     }
     save(home, profile_id, entries)
@@ -486,6 +485,9 @@ pub fn name_key(entry: &Value) -> Option<&str> {
     let is_hash = hash.len() == 10 && hash.bytes().all(|b| b.is_ascii_hexdigit());
     (is_hash && fable_snapshot::store::is_valid_key(key)).then_some(key)
 }
+
+mod claims;
+pub use claims::{entry_at, in_items, Claims};
 
 #[cfg(test)]
 mod tests;

@@ -24,8 +24,11 @@ use crate::settings::syntax::Syntax;
 #[derive(Debug, Clone)]
 pub struct ProfilePlan {
     pub profile: Profile,
-    pub before: Option<String>,
-    pub after: String,
+    /// The file's content when planned (`None`: it did not exist); shared, not copied, by the
+    /// plans of one apply that read the same version.
+    pub before: Option<Arc<str>>,
+    /// The content planned (the very `before` when nothing changes).
+    pub after: Arc<str>,
     pub patch: Vec<Value>,
     /// Canonical events the host does not have (skipped, never invented).
     pub skipped_events: Vec<String>,
@@ -37,8 +40,9 @@ pub struct ProfilePlan {
     /// What the plan was computed from, to plan again if the file changes before the write.
     desired: Desired,
     own: Ownership,
-    /// The record of fable's entries once this plan is written (`settings::owned`).
-    record: Vec<OwnedEntry>,
+    /// The record of fable's entries once this plan is written (`settings::owned`; shared with
+    /// the stored record when the plan keeps it).
+    record: Arc<Vec<OwnedEntry>>,
     /// For a host whose files fable owns whole: the file and its new content (`None`: removed).
     whole: Option<(PathBuf, Option<String>)>,
 }
@@ -54,15 +58,15 @@ impl ProfilePlan {
     ) -> ProfilePlan {
         ProfilePlan {
             profile: profile.clone(),
-            before,
-            after: after.clone().unwrap_or_default(),
+            before: before.map(Arc::from),
+            after: Arc::from(after.clone().unwrap_or_default()),
             patch,
             skipped_events: Vec::new(),
             notes: Vec::new(),
             shifted: Vec::new(),
             desired: Desired::default(),
             own: Ownership::default(),
-            record: Vec::new(),
+            record: Arc::default(),
             whole: Some((path, after)),
         }
     }
@@ -176,9 +180,13 @@ pub fn plan_profile_with(
     if let Some(path) = crate::settings::owned_file::file_path(profile, key) {
         return crate::settings::owned_file::plan(home, profile, key, manifest, path);
     }
-    let before = read_settings(&profile.path)?;
+    // Read once per version of the file in an apply (`crate::memo::read`).
+    let before = crate::memo::read("settings text", &profile.path, || {
+        read_settings(&profile.path).map(|text| text.map(Arc::<str>::from))
+    })?;
+    let before: Option<Arc<str>> = (*before).clone();
     let w = match manifest {
-        Some(m) => desired_shared(home, key, m, profile.host),
+        Some(m) => wiring::desired_shared(home, key, m, profile.host).1.clone(),
         None => wiring::Wiring::default(),
     };
     let (desired, skipped, notes) = (w.desired, w.skipped_events, w.notes);
@@ -188,13 +196,8 @@ pub fn plan_profile_with(
         .extend(wiring::current_commandless(home, key, profile.host));
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
     own.record = Recorded::new(key, owned::load_shared(home, &profile.id())?);
-    let (after, patch, shifted, record) = edit(
-        &profile.path,
-        profile.host,
-        before.as_deref(),
-        &desired,
-        &own,
-    )?;
+    let (after, patch, shifted, record) =
+        edit(&profile.path, profile.host, before.as_ref(), &desired, &own)?;
     if !patch.is_empty() {
         refuse_read_only(&profile.path)?;
     }
@@ -213,32 +216,19 @@ pub fn plan_profile_with(
     })
 }
 
-/// [`wiring::desired`] of `manifest` for source `key` and `host`, rendered once for the
-/// profiles of the same host that one apply plans (`crate::memo`).
-fn desired_shared(
-    home: &FableHome,
-    key: &str,
-    manifest: &Manifest,
-    host: fable_hosts::Host,
-) -> wiring::Wiring {
-    let shared = crate::memo::derived(
-        "desired entries",
-        &home.store().source_dir(key).join(host.name()),
-        |(seen, _): &(Manifest, wiring::Wiring)| seen == manifest,
-        || {
-            let w = wiring::desired(manifest, &wiring::Target::new(home, key), host);
-            (manifest.clone(), w)
-        },
-    );
-    shared.1.clone()
-}
-
 /// A document, a stored record and the record's claims in it (kept with what they were
 /// resolved from, so that they are reused only for the very same two).
-type Resolved = (Rc<Document>, Arc<Vec<OwnedEntry>>, Arc<owned::Claims>);
+/// The last is the record of a plan that changes nothing (the stored record itself when the
+/// claims are it, so that saving it compares pointers).
+type Resolved = (
+    Rc<Document>,
+    Arc<Vec<OwnedEntry>>,
+    Arc<owned::Claims>,
+    Arc<Vec<OwnedEntry>>,
+);
 
 /// New text, JSON Patch, shifted entries not ours, and the new record (see [`edit`]).
-type Edited = (String, Vec<Value>, Vec<String>, Vec<OwnedEntry>);
+type Edited = (Arc<str>, Vec<Value>, Vec<String>, Arc<Vec<OwnedEntry>>);
 
 /// Plans and applies the edits that give `before` exactly the desired entries; returns the
 /// new text, the JSON Patch (empty when nothing changes), what it shifts that is not ours and
@@ -246,45 +236,94 @@ type Edited = (String, Vec<Value>, Vec<String>, Vec<OwnedEntry>);
 fn edit(
     path: &Path,
     host: fable_hosts::Host,
-    before: Option<&str>,
+    before: Option<&Arc<str>>,
     desired: &Desired,
     own: &Ownership,
 ) -> Result<Edited> {
     let layout = host.layout();
-    let doc = parse_settings_shared(path, host, before)?;
+    let doc = document(path, host, before)?;
     let mut own = own.clone();
-    let prints = super::prints::of_text(&doc.text, &doc.value, layout);
+    // The same document has the same fingerprints: looked up by the document, not its text.
+    let prints = crate::memo::derived(
+        "entry fingerprints",
+        path,
+        |(d, _): &(Rc<Document>, Rc<Vec<String>>)| Rc::ptr_eq(d, &doc),
+        || {
+            let prints = super::prints::of_text(&doc.text, &doc.value, layout);
+            (Rc::clone(&doc), prints)
+        },
+    );
+    let prints = Rc::clone(&prints.1);
     // The claims depend only on the document and the stored record, which the plans of one
     // apply share (`crate::memo`): resolved once per file text and record.
     let stored = Arc::clone(&own.record.stored);
     let claims = crate::memo::derived(
         "resolved ownership record",
         path,
-        |(d, s, _): &Resolved| Rc::ptr_eq(d, &doc) && Arc::ptr_eq(s, &stored),
+        |(d, s, _, _): &Resolved| Rc::ptr_eq(d, &doc) && Arc::ptr_eq(s, &stored),
         || {
             let claims = owned::resolve_with(&doc.value, layout, &stored, &prints);
-            (
-                Rc::clone(&doc),
-                Arc::clone(&stored),
-                Arc::new(owned::Claims::new(claims)),
-            )
+            let claims = owned::Claims::of_document(claims, &doc.value, layout);
+            let kept = if claims.list() == stored.as_slice() {
+                Arc::clone(&stored)
+            } else {
+                Arc::clone(claims.shared_list())
+            };
+            (Rc::clone(&doc), Arc::clone(&stored), Arc::new(claims), kept)
         },
     );
-    own.record.set_indexed_claims(Arc::clone(&claims.2));
+    let orphans = claims.2.keys().iter().filter(|k| own.is_orphan(k));
+    let orphans = orphans.cloned().collect();
+    own.record
+        .set_indexed_claims(Arc::clone(&claims.2), orphans);
     let edits = plan(path, &doc, layout, desired, &own)?;
     let shifted = shifted_foreign(&doc, layout, &edits, &own);
-    let record = owned::after_edits(&doc.value, layout, &edits, &own, &prints);
+    let record = if edits.is_empty() && keeps_claims(&doc, layout, &own) {
+        // Every entry stays where it is and whose it was: the record is the claims.
+        Arc::clone(&claims.3)
+    } else {
+        Arc::new(owned::after_edits(
+            &doc.value, layout, &edits, &own, &prints,
+        ))
+    };
     if edits.is_empty() {
         // Nothing to apply or verify: the text stays as it is.
         return Ok((
-            before.unwrap_or_default().to_string(),
+            before.cloned().unwrap_or_else(|| Arc::from("")),
             Vec::new(),
             shifted,
             record,
         ));
     }
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
-    Ok((applied.text, applied.patch, shifted, record))
+    Ok((Arc::from(applied.text), applied.patch, shifted, record))
+}
+
+/// The parsed document of `text` (the file's content at `path`), shared in a
+/// [`crate::memo::Scope`] by the plans given the very same text (the same read of the same
+/// version, `crate::memo::read`) without comparing it, and else by [`parse_settings_shared`].
+fn document(path: &Path, host: fable_hosts::Host, text: Option<&Arc<str>>) -> Result<Rc<Document>> {
+    type Shared = (Option<Arc<str>>, Rc<Document>);
+    let same = |(seen, _): &Shared| match (seen, text) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    let shared = crate::memo::derived_try("settings document", path, same, || {
+        parse_settings_shared(path, host, text.map(|t| &**t)).map(|doc| (text.cloned(), doc))
+    })?;
+    Ok(Rc::clone(&shared.1))
+}
+
+/// True when, for the source `own` converges, the record of `doc` unchanged is exactly its
+/// claims (what [`owned::after_edits`] gives without edits): no claim is an orphan's, which
+/// the source would take over, or names no source (a record edited by hand; the record drops
+/// it), and no unclaimed entry is the source's by its markers.
+fn keeps_claims(doc: &Document, layout: fable_hosts::Layout, own: &Ownership) -> bool {
+    let claims = own.record.indexed_claims();
+    own.record.orphans().is_empty()
+        && !claims.keys().iter().any(String::is_empty)
+        && claims.are_the_record(&doc.value, layout, |value| own.owns(value))
 }
 
 /// Writes a planned change: backup, then an atomic symlink-safe write whose bytes are verified
@@ -309,13 +348,14 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
     let path = &plan.profile.path;
     for attempt in 0..fence::ATTEMPTS {
         let (now, stamp) = fence::read_stamped(path)?;
-        let (before, after, record) = if now == plan.before {
+        let (before, after, record) = if now.as_deref() == plan.before.as_deref() {
             (plan.before.clone(), plan.after.clone(), plan.record.clone())
         } else {
+            let now: Option<Arc<str>> = now.map(Arc::from);
             let (after, patch, _, record) = edit(
                 path,
                 plan.profile.host,
-                now.as_deref(),
+                now.as_ref(),
                 &plan.desired,
                 &plan.own,
             )?;

@@ -165,3 +165,49 @@ fn after_edits_without_edits_is_the_shape_path_without_moves() {
         ]
     );
 }
+
+#[test]
+fn indexed_claims_name_every_entry_a_source_can_own_and_no_other() {
+    let a = json!({"type": "command", "command": "a"});
+    let b = json!({"type": "command", "command": "b"});
+    let gone = json!({"type": "command", "command": "g"});
+    let user = json!({"type": "command", "command": "echo mine"});
+    let doc = json!({"hooks": {
+        "Stop": [{"hooks": [a.clone(), b.clone()]}, {"hooks": [gone.clone()]}, {"hooks": [user.clone()]}],
+        "enabled": true
+    }});
+    let stored = vec![
+        rec("mine", "Stop", 0, 0, &a),
+        rec("other", "Stop", 0, 1, &b),
+        rec("gone", "Stop", 1, 0, &gone),
+    ];
+    let claims = Claims::of_document(
+        resolve(&doc, Layout::Grouped, &stored),
+        &doc,
+        Layout::Grouped,
+    );
+    assert_eq!(claims.keys(), ["gone", "mine", "other"]);
+    let (sizes, mine) = claims.candidates("Stop", ["mine"]).unwrap();
+    assert_eq!(sizes, [2, 1, 1]);
+    assert_eq!(
+        mine,
+        [(0, 0), (2, 0)],
+        "its own claim and the unclaimed entry"
+    );
+    let (_, with_orphans) = claims.candidates("Stop", ["mine", "gone", "mine"]).unwrap();
+    assert_eq!(with_orphans, [(0, 0), (1, 0), (2, 0)]);
+    assert!(
+        claims.candidates("enabled", ["mine"]).is_none(),
+        "not a list"
+    );
+    assert!(Claims::new(Vec::new())
+        .candidates("Stop", ["mine"])
+        .is_none());
+    // The unclaimed entry is the user's: the record stays the claims.
+    assert!(claims.are_the_record(&doc, Layout::Grouped, |v| *v != user));
+    assert!(!claims.are_the_record(&doc, Layout::Grouped, |v| *v == user));
+    assert_eq!(
+        entry_at(&doc, Layout::Grouped, "Stop", 0, 1),
+        Some((None, &b))
+    );
+}

@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use super::{group_value, DesiredGroup, Document, Edit, Ownership};
+use crate::settings::owned;
 use fable_hosts::Layout;
 
 /// One of our entries in the file.
@@ -110,6 +111,28 @@ fn collect_owned<'a>(
     own: &Ownership,
 ) -> (Vec<Owned<'a>>, Vec<usize>) {
     let mut owned = Vec::new();
+    // Claims indexed against this document name the only entries this source can own: every
+    // other entry is another installed source's (`owned::Claims`).
+    let open = std::iter::once(own.record.key.as_str())
+        .chain(own.record.orphans().iter().map(String::as_str));
+    if let Some((sizes, candidates)) = own.record.indexed_claims().candidates(event, open) {
+        for (gi, hi) in candidates {
+            let Some((matcher, e)) = owned::in_items(items, layout, gi, hi) else {
+                continue;
+            };
+            if own.owns_at(event, gi, hi, e) {
+                owned.push(Owned {
+                    group: gi,
+                    entry: hi,
+                    matcher: matcher.map(str::to_string),
+                    value: e,
+                    replaceable: own.is_this_sources_at(event, gi, hi, e),
+                    used: false,
+                });
+            }
+        }
+        return (owned, sizes.to_vec());
+    }
     let mut group_sizes = Vec::new();
     for (gi, item) in items.iter().enumerate() {
         match layout {

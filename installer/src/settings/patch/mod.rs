@@ -90,7 +90,7 @@ impl Ownership {
     }
 
     /// True when `key` is known not to be installed (never when the keys cannot be listed).
-    fn is_orphan(&self, key: &str) -> bool {
+    pub(crate) fn is_orphan(&self, key: &str) -> bool {
         !self.fable.is_empty() && !self.live_keys.contains(key)
     }
 
