@@ -2,7 +2,6 @@
 //! (write the generation, switch `current`, record). Splitting the two lets an install plan
 //! and validate everything before it writes anything.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -10,7 +9,7 @@ use serde::Serialize;
 use fable_snapshot::hash::{hash_files, StatCache};
 use fable_snapshot::key::{source_key, DEFAULT_KEY};
 use fable_snapshot::manifest::Manifest;
-use fable_snapshot::source_set::{Content, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::source_set::{Location, SourceConfig, SourceFile, MANIFEST_PATH};
 use fable_snapshot::tree_cache::TreeCache;
 use fable_snapshot::walk::hash_source;
 use fable_snapshot::SourceRecord;
@@ -71,6 +70,7 @@ pub struct Prepared {
     pub key: String,
     /// The checkout's real path (`None` for the default source).
     pub source: Option<PathBuf>,
+    /// The source set, sorted by relative path.
     pub files: Vec<SourceFile>,
     pub config: SourceConfig,
     pub manifest: Manifest,
@@ -124,7 +124,7 @@ pub fn prepare(home: &FableHome, spec: &SourceSpec) -> Result<Prepared> {
 pub fn prepare_with(
     home: &FableHome,
     spec: &SourceSpec,
-    seen: Option<&(TreeCache, bool)>,
+    seen: Option<(TreeCache, bool)>,
 ) -> Result<Prepared> {
     let store = home.store();
     let (key, source, files, config, hashed) = match spec {
@@ -164,11 +164,10 @@ pub fn prepare_with(
                 _ => source_key(&real),
             };
             let config = SourceConfig::load(&real)?;
-            let recorded = match seen {
-                Some(_) => None,
-                None => store.read_tree_cache(&key),
+            let (against, seen_changed) = match seen {
+                Some((cache, changed)) => (Some(cache), changed),
+                None => (store.read_tree_cache(&key), false),
             };
-            let against = seen.map(|(c, _)| c).or(recorded.as_ref());
             let walked = match hash_source(&real, &config, against) {
                 Ok(walked) => walked,
                 Err(fable_snapshot::Error::Refused { path, mut problems }) => {
@@ -181,7 +180,7 @@ pub fn prepare_with(
                 }
                 Err(e) => return Err(e.into()),
             };
-            let changed = walked.cache_changed || seen.is_some_and(|(_, c)| *c);
+            let changed = walked.cache_changed || seen_changed;
             let hashed = Some((walked.tree_hash, walked.cache, changed));
             (key, Some(real), walked.files, config, hashed)
         }
@@ -191,9 +190,9 @@ pub fn prepare_with(
         .as_deref()
         .map(|s| s.join(MANIFEST_PATH))
         .unwrap_or_else(|| PathBuf::from("(embedded)/hooks/hooks.json"));
-    let manifest_bytes = match manifest_file.map(|f| &f.content) {
-        Some(Content::Bytes(b)) => b.to_vec(),
-        Some(Content::Path(p)) => std::fs::read(p).at(p)?,
+    let manifest_bytes = match manifest_file.map(SourceFile::location) {
+        Some(Location::Memory(b)) => b.to_vec(),
+        Some(Location::Disk(p)) => std::fs::read(&p).at(&*p)?,
         None => {
             return Err(Error::Snapshot(fable_snapshot::Error::NoManifest {
                 path: manifest_path,
@@ -205,8 +204,8 @@ pub fn prepare_with(
         message: "manifest is not UTF-8".into(),
     })?;
     let manifest = Manifest::parse(&text, &manifest_path)?.with_overrides(config.hosts.clone());
-    let set: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
-    let problems = manifest.problems(&manifest_path, &set, source.as_deref());
+    // The source set is sorted by relative path (as walked, and the default source's).
+    let problems = manifest.problems(&manifest_path, files.as_slice(), source.as_deref());
     if !problems.is_empty() {
         return Err(fable_snapshot::Error::Refused {
             path: source.clone().unwrap_or_else(|| manifest_path.clone()),

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{IoContext, Result};
 use crate::key::hex;
-use crate::source_set::{Content, SourceFile};
+use crate::source_set::{Location, SourceFile};
 
 /// Hex sha256 over the sorted entries of a source set.
 pub type TreeHash = String;
@@ -102,9 +102,10 @@ pub fn hash_files(
     let mut new_cache = StatCache::default();
     let mut hashed = Vec::with_capacity(files.len());
     for f in files {
-        let sha = match &f.content {
-            Content::Bytes(b) => hex(&Sha256::digest(b)),
-            Content::Path(p) => {
+        let sha = match f.location() {
+            Location::Memory(b) => hex(&Sha256::digest(b)),
+            Location::Disk(p) => {
+                let p = &*p;
                 let md = std::fs::metadata(p).at(p)?;
                 let key = p.to_string_lossy().into_owned();
                 let stat = StatEntry {

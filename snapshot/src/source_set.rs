@@ -47,7 +47,12 @@ const JUNK_SUFFIXES: &[&str] = &[".pyc", ".pyo", "~", ".swp", ".swo", ".orig", "
 /// default source's generated manifest).
 #[derive(Debug, Clone)]
 pub enum Content {
+    /// The file at this path.
     Path(PathBuf),
+    /// The file at [`SourceFile::rel`] under this directory (a walked source's root, shared
+    /// by all its files, so no path is built per file until one is read).
+    InSource(Arc<Path>),
+    /// These bytes.
     Bytes(Arc<[u8]>),
 }
 
@@ -58,6 +63,28 @@ pub struct SourceFile {
     pub rel: String,
     pub content: Content,
     pub executable: bool,
+}
+
+/// Where a [`SourceFile`]'s bytes are, resolved ([`SourceFile::location`]).
+#[derive(Debug)]
+pub enum Location<'a> {
+    /// In the file at this path.
+    Disk(std::borrow::Cow<'a, Path>),
+    /// In memory.
+    Memory(&'a [u8]),
+}
+
+impl SourceFile {
+    /// Where its bytes are: a [`Content::InSource`] file's path is built here.
+    pub fn location(&self) -> Location<'_> {
+        match &self.content {
+            Content::Path(p) => Location::Disk(std::borrow::Cow::Borrowed(p)),
+            Content::InSource(root) => {
+                Location::Disk(std::borrow::Cow::Owned(root.join(&self.rel)))
+            }
+            Content::Bytes(b) => Location::Memory(b),
+        }
+    }
 }
 
 /// `fable.toml`: extra paths for the snapshot and per-host overrides.
@@ -189,23 +216,38 @@ pub(crate) fn exclude_matcher(
 pub(crate) struct Budget {
     files: usize,
     bytes: u64,
+    /// Files and bytes by top-level name, but for the latest one's, which are in `last`.
     by_top: BTreeMap<String, (usize, u64)>,
+    last: Option<(String, (usize, u64))>,
 }
 
 impl Budget {
+    /// Moves the latest top-level name's counts into `by_top` and takes `top`'s out.
+    fn switch_top(&mut self, top: &str) -> &mut (usize, u64) {
+        if let Some((name, slot)) = self.last.take() {
+            let total = self.by_top.entry(name).or_default();
+            total.0 += slot.0;
+            total.1 = total.1.saturating_add(slot.1);
+        }
+        let slot = self.by_top.remove(top).unwrap_or_default();
+        &mut self.last.insert((top.to_string(), slot)).1
+    }
+
     pub(crate) fn add(&mut self, rel: &str, len: u64, root: &Path) -> Result<()> {
         self.files += 1;
         self.bytes = self.bytes.saturating_add(len);
         let top = rel.split('/').next().unwrap_or(rel);
-        let slot = match self.by_top.get_mut(top) {
-            Some(slot) => slot,
-            None => self.by_top.entry(top.to_string()).or_default(),
+        // The walk adds the files of one top-level name one after another.
+        let slot = match self.last.as_mut() {
+            Some((name, slot)) if name == top => slot,
+            _ => self.switch_top(top),
         };
         slot.0 += 1;
         slot.1 = slot.1.saturating_add(len);
         if self.files <= MAX_FILES && self.bytes <= MAX_BYTES {
             return Ok(());
         }
+        self.switch_top("");
         let mut tops: Vec<(&String, &(usize, u64))> = self.by_top.iter().collect();
         tops.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)));
         let largest: Vec<String> = tops

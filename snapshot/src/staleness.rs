@@ -78,7 +78,7 @@ pub fn nudge_for(exe: &Path) -> Option<String> {
         Some(src) => {
             let config = SourceConfig::load(src).ok()?;
             let cache = store.read_tree_cache(&origin.key);
-            let live = hash_source(src, &config, cache.as_ref()).ok()?.tree_hash;
+            let live = hash_source(src, &config, cache).ok()?.tree_hash;
             (live != current).then(|| {
                 format!(
                     "fable: hook source {} changed since its snapshot; sessions still run the old version. Run `fable install {}` to take the change.",
@@ -175,12 +175,8 @@ mod tests {
         let (hash, cache) = match src {
             // A checkout's stats live in its tree cache, as the installer records them.
             Some(src) => {
-                let walked = hash_source(
-                    src,
-                    &SourceConfig::default(),
-                    store.read_tree_cache(key).as_ref(),
-                )
-                .unwrap();
+                let walked =
+                    hash_source(src, &SourceConfig::default(), store.read_tree_cache(key)).unwrap();
                 store.write_tree_cache(key, &walked.cache).unwrap();
                 (walked.tree_hash, StatCache::default())
             }

@@ -13,7 +13,7 @@ use crate::fsutil::{
     create_dir_all_mode, fsync_dir, switch_symlink, sync_filesystem, unique, write_atomic,
 };
 use crate::hash::{hash_reader, tree_hash, HashedFile, StatCache, TreeHash};
-use crate::source_set::{Content, SourceFile};
+use crate::source_set::{Location, SourceFile};
 use crate::tree_cache::TreeCache;
 
 /// Contents of `sources/<key>/source.json`.
@@ -116,13 +116,12 @@ impl Store {
     /// The source's tree cache ([`crate::tree_cache`]); `None` when there is none or it is
     /// unreadable, torn or of another format (the cache is only an optimisation).
     pub fn read_tree_cache(&self, key: &str) -> Option<TreeCache> {
-        use std::io::Read;
         let f = fs::File::open(self.tree_cache_path(key)).ok()?;
-        let mut bytes = Vec::with_capacity(f.metadata().map_or(0, |m| m.len() as usize));
-        f.take(crate::tree_cache::MAX_CACHE_BYTES)
-            .read_to_end(&mut bytes)
-            .ok()?;
-        TreeCache::from_bytes(&bytes)
+        let len = f.metadata().ok()?.len();
+        if len > crate::tree_cache::MAX_CACHE_BYTES {
+            return None;
+        }
+        TreeCache::read_from(std::io::BufReader::with_capacity(1 << 17, f), len)
     }
 
     /// Records the source's tree cache atomically (a crash leaves the old or the new one).
@@ -193,12 +192,12 @@ impl Store {
                     .at(&target)?;
                 // The bytes are hashed as they are copied: the copy is verified against the
                 // tree hash the plan computed without reading it back.
-                let sha256 = match &f.content {
-                    Content::Path(p) => {
-                        let from = crate::fsutil::open_regular(p).at(p)?;
+                let sha256 = match f.location() {
+                    Location::Disk(p) => {
+                        let from = crate::fsutil::open_regular(&p).at(&*p)?;
                         copy_hashing(from, &mut to, &mut buf).at(&target)?
                     }
-                    Content::Bytes(b) => {
+                    Location::Memory(b) => {
                         std::io::Write::write_all(&mut to, b).at(&target)?;
                         crate::key::hex_fast(&sha2::Sha256::digest(b))
                     }

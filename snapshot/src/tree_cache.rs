@@ -12,26 +12,23 @@
 //! recorded them carry a `racy` mark and are never trusted: they are re-listed or re-hashed
 //! every time until a later walk records them clean.
 //!
-//! Format (little-endian): the magic `FABLETC2`, the key digest (32 bytes: the fable version,
-//! the source's real path and its `fable.toml` include/exclude lists), the tree hash, the
-//! directory blocks (each: relative path, stat, racy mark, its names as one string of
-//! NUL-terminated names, then one fixed-size record per name), then a sha256 of everything
-//! before it. The cache is only ever an optimisation: one that is missing, torn, from another
-//! version or for another configuration is ignored and the walk starts from scratch.
+//! Format (little-endian, `tree_cache_format.rs`): the magic `FABLETC3`, the key digest (32
+//! bytes: the fable version, the source's real path and its `fable.toml` include/exclude
+//! lists), the tree hash, the directory blocks (each prefixed by its length, so it is read and
+//! checked as one piece: relative path, stat, racy mark, its names as one string of
+//! NUL-terminated names, then one fixed-size record per name), then a CRC-32 of everything
+//! before it (it catches a torn or damaged file; whoever could forge one could as well change
+//! the hooks it leads to). The cache is only ever an optimisation: one that is missing, torn,
+//! from another version or format (`FABLETC2` before it) or for another configuration is
+//! ignored and the walk starts from scratch.
 
 use std::cmp::Ordering;
 use std::ffi::CStr;
 
-use sha2::{Digest, Sha256};
-
-const MAGIC: &[u8; 8] = b"FABLETC2";
 /// Largest cache file read (a 50,000-file source needs about 4.5 MiB).
 pub const MAX_CACHE_BYTES: u64 = 64 << 20;
 /// [`Entry::sub`] of an entry that has no block (a file, or a directory not walked).
 const NO_SUB: u32 = u32::MAX;
-/// Bytes of one entry record: name length, kind, flags, subdirectory block, stat, hash.
-const ENTRY_BYTES: usize = 4 + 1 + 1 + 4 + STAT_BYTES + 32;
-const STAT_BYTES: usize = 40;
 
 /// The stat fields a cached entry is compared on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -213,20 +210,28 @@ impl CachedDir {
             && self.stat == other.stat
             && self.names == other.names
             && self.entries.len() == other.entries.len()
-            && self.entries.iter().zip(&other.entries).all(|(a, b)| {
-                a.kind == b.kind
-                    && a.name_len == b.name_len
-                    && (a.sub == NO_SUB) == (b.sub == NO_SUB)
-                    && match (&a.file, &b.file) {
-                        (Some(x), Some(y)) => x.same(y),
-                        (None, None) => true,
-                        _ => false,
-                    }
-            })
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|(a, b)| a.same(b))
     }
 }
 
 impl Entry {
+    /// Same kind, name length, file and whether it has a block as `other`, racy marks (and
+    /// where its block sits) aside.
+    pub fn same(&self, other: &Entry) -> bool {
+        self.kind == other.kind
+            && self.name_len == other.name_len
+            && (self.sub == NO_SUB) == (other.sub == NO_SUB)
+            && match (&self.file, &other.file) {
+                (Some(x), Some(y)) => x.same(y),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+
     /// Records the block of the directory this entry is (an index into [`TreeCache::dirs`]),
     /// or that it has none.
     pub fn set_sub(&mut self, index: Option<usize>) {
@@ -268,6 +273,21 @@ impl TreeCache {
             return None;
         }
         self.dirs.get(e.sub as usize)
+    }
+
+    /// Takes the root's block out (an empty block is left in its place).
+    pub fn take_root(&mut self) -> Option<CachedDir> {
+        self.root()?;
+        self.dirs.first_mut().map(std::mem::take)
+    }
+
+    /// Takes the block entry `e` points at out (an empty block is left in its place, so a
+    /// block two entries point at, which no walk records, is seen once).
+    pub fn take_sub(&mut self, e: &Entry) -> Option<CachedDir> {
+        if e.sub == NO_SUB {
+            return None;
+        }
+        self.dirs.get_mut(e.sub as usize).map(std::mem::take)
     }
 
     /// Index of the block of directory `rel`.
@@ -334,204 +354,10 @@ impl TreeCache {
                 .zip(&other.dirs)
                 .all(|(a, b)| a.same_tree(b))
     }
-
-    /// The cache file's bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let entries: usize = self.dirs.iter().map(|d| d.entries.len()).sum();
-        let names: usize = self.dirs.iter().map(|d| d.names.len() + d.rel.len()).sum();
-        let mut out =
-            Vec::with_capacity(256 + entries * ENTRY_BYTES + names + self.dirs.len() * 80);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.key);
-        put_str(&mut out, &self.tree_hash);
-        put_u64(&mut out, self.dirs.len() as u64);
-        for d in &self.dirs {
-            put_str(&mut out, &d.rel);
-            put_stat(&mut out, &d.stat);
-            out.push(u8::from(d.racy));
-            put_str(&mut out, &d.names);
-            put_u64(&mut out, d.entries.len() as u64);
-            for e in &d.entries {
-                out.extend_from_slice(&e.name_len.to_le_bytes());
-                out.push(match e.kind {
-                    Kind::File => 0,
-                    Kind::Dir => 1,
-                    Kind::Link => 2,
-                });
-                let f = e.file.unwrap_or(CachedFile {
-                    stat: Stat::default(),
-                    executable: false,
-                    sha256: [0; 32],
-                    racy: false,
-                });
-                out.push(
-                    u8::from(e.file.is_some())
-                        | (u8::from(f.executable) << 1)
-                        | (u8::from(f.racy) << 2),
-                );
-                out.extend_from_slice(&e.sub.to_le_bytes());
-                put_stat(&mut out, &f.stat);
-                out.extend_from_slice(&f.sha256);
-            }
-        }
-        let sum = Sha256::digest(&out);
-        out.extend_from_slice(&sum);
-        out
-    }
-
-    /// Parses a cache file; `None` when it is not a whole, intact cache of this format.
-    pub fn from_bytes(bytes: &[u8]) -> Option<TreeCache> {
-        let body_len = bytes.len().checked_sub(32)?;
-        let (body, sum) = bytes.split_at(body_len);
-        if Sha256::digest(body).as_slice() != sum {
-            return None;
-        }
-        let mut r = Reader { bytes: body };
-        if r.take(8)? != MAGIC {
-            return None;
-        }
-        let key: [u8; 32] = r.take(32)?.try_into().ok()?;
-        let tree_hash = r.string()?;
-        let ndirs = r.count()?;
-        let mut dirs = Vec::with_capacity(ndirs);
-        for index in 0..ndirs {
-            let rel = r.string()?;
-            let stat = r.stat()?;
-            let racy = r.byte()? != 0;
-            let names = r.string()?;
-            let n = usize::try_from(r.u64()?).ok()?;
-            if n.checked_mul(ENTRY_BYTES)? > r.bytes.len() {
-                return None;
-            }
-            let mut entries = Vec::with_capacity(n);
-            let mut name_at = 0usize;
-            for _ in 0..n {
-                let rec = r.take(ENTRY_BYTES)?;
-                let name_len = u32::from_le_bytes(rec[0..4].try_into().ok()?);
-                let len = name_len as usize;
-                // Each name is non-empty, NUL-free and followed by its NUL.
-                let name = names.as_bytes().get(name_at..name_at + len)?;
-                if len == 0 || names.as_bytes().get(name_at + len) != Some(&0) || name.contains(&0)
-                {
-                    return None;
-                }
-                let kind = match rec[4] {
-                    0 => Kind::File,
-                    1 => Kind::Dir,
-                    2 => Kind::Link,
-                    _ => return None,
-                };
-                let flags = rec[5];
-                let sub = u32::from_le_bytes(rec[6..10].try_into().ok()?);
-                // A block only points forward, so following blocks always ends.
-                if sub != NO_SUB && (sub as usize <= index || sub as usize >= ndirs) {
-                    return None;
-                }
-                let file = (flags & 1 != 0).then(|| CachedFile {
-                    stat: stat_of(&rec[10..10 + STAT_BYTES]),
-                    executable: flags & 2 != 0,
-                    sha256: rec[10 + STAT_BYTES..].try_into().unwrap_or([0; 32]),
-                    racy: flags & 4 != 0,
-                });
-                entries.push(Entry {
-                    name_at: u32::try_from(name_at).ok()?,
-                    name_len,
-                    kind,
-                    file,
-                    sub,
-                });
-                name_at += len + 1;
-            }
-            if name_at != names.len() {
-                return None;
-            }
-            dirs.push(CachedDir {
-                rel,
-                stat,
-                racy,
-                names,
-                entries,
-            });
-        }
-        r.bytes.is_empty().then_some(TreeCache {
-            key,
-            tree_hash,
-            dirs,
-        })
-    }
 }
 
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_u64(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-
-fn put_stat(out: &mut Vec<u8>, s: &Stat) {
-    put_u64(out, s.size);
-    out.extend_from_slice(&s.mtime_ns.to_le_bytes());
-    out.extend_from_slice(&s.ctime_ns.to_le_bytes());
-    put_u64(out, s.ino);
-    put_u64(out, s.dev);
-}
-
-/// A stat from its [`STAT_BYTES`] bytes.
-fn stat_of(b: &[u8]) -> Stat {
-    let word = |i: usize| {
-        b.get(i * 8..i * 8 + 8)
-            .and_then(|w| w.try_into().ok())
-            .map_or(0, u64::from_le_bytes)
-    };
-    Stat {
-        size: word(0),
-        mtime_ns: word(1) as i64,
-        ctime_ns: word(2) as i64,
-        ino: word(3),
-        dev: word(4),
-    }
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.bytes.len() {
-            return None;
-        }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Some(head)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    /// A count of items that must still fit in the rest of the input (one byte each at
-    /// least), so a corrupt count cannot make us allocate without bound.
-    fn count(&mut self) -> Option<usize> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        (n <= self.bytes.len()).then_some(n)
-    }
-
-    fn string(&mut self) -> Option<String> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        String::from_utf8(self.take(n)?.to_vec()).ok()
-    }
-
-    fn stat(&mut self) -> Option<Stat> {
-        Some(stat_of(self.take(STAT_BYTES)?))
-    }
-}
+#[path = "tree_cache_format.rs"]
+mod format;
 
 #[cfg(test)]
 #[path = "tree_cache_tests.rs"]

@@ -73,3 +73,33 @@ fn walk_order_is_path_order() {
         ["a-b", "a.txt", "a", "b"]
     );
 }
+
+#[test]
+fn a_cache_of_another_format_is_ignored() {
+    let bytes = sample().to_bytes();
+    // The same blocks under the previous format's magic (checksum made right): not misread.
+    let mut old = bytes[..bytes.len() - 4].to_vec();
+    old[..8].copy_from_slice(b"FABLETC2");
+    let sum = crc32fast::hash(&old);
+    old.extend_from_slice(&sum.to_le_bytes());
+    assert_eq!(TreeCache::from_bytes(&old), None);
+    // A version 2 file (sha256 trailer) is not a version 3 one either.
+    let mut v2 = bytes[..bytes.len() - 4].to_vec();
+    v2[..8].copy_from_slice(b"FABLETC2");
+    let sum = <sha2::Sha256 as sha2::Digest>::digest(&v2);
+    v2.extend_from_slice(&sum);
+    assert_eq!(TreeCache::from_bytes(&v2), None);
+    // Read through a reader, as the store does, the cache is the same; a length that is not
+    // the file's is refused.
+    assert_eq!(
+        TreeCache::read_from(&bytes[..], bytes.len() as u64),
+        Some(sample())
+    );
+    assert_eq!(
+        TreeCache::read_from(&bytes[..], bytes.len() as u64 - 1),
+        None
+    );
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(TreeCache::from_bytes(&longer), None);
+}

@@ -7,7 +7,8 @@
 //! - a directory whose own stat (mtime, ctime, inode, device) equals its cached block's is not
 //!   listed again: adding, removing or renaming an entry changes its directory's mtime, so its
 //!   names are the cached ones, and the walk takes the block whole (its entries beside the
-//!   names, without looking any path up). A directory that changed is listed and its new
+//!   names, without looking any path up; moved out of the cache it was given, not copied, and
+//!   compared entry by entry as it is updated). A directory that changed is listed and its new
 //!   listing merged with its old block, so its unchanged files still keep their hashes;
 //! - a file whose stat and mode equal the cached ones keeps its cached hash; any other is read;
 //! - symbolic links are resolved again on every walk (whether their target stays inside the
@@ -29,6 +30,7 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -66,11 +68,12 @@ pub(crate) fn list_source(root: &Path, config: &SourceConfig) -> Result<Vec<Sour
 }
 
 /// The source set of `root` and its tree hash, reusing `cache` (the one recorded for this
-/// source) where the disk shows nothing changed.
+/// source) where the disk shows nothing changed. The walk takes the cache over: the blocks of
+/// unchanged directories move into [`HashedSource::cache`] instead of being copied.
 pub fn hash_source(
     root: &Path,
     config: &SourceConfig,
-    cache: Option<&TreeCache>,
+    cache: Option<TreeCache>,
 ) -> Result<HashedSource> {
     walk(root, config, cache, true)
 }
@@ -78,7 +81,7 @@ pub fn hash_source(
 fn walk(
     root: &Path,
     config: &SourceConfig,
-    cache: Option<&TreeCache>,
+    cache: Option<TreeCache>,
     hash: bool,
 ) -> Result<HashedSource> {
     if !root.join(MANIFEST_PATH).is_file() {
@@ -98,6 +101,7 @@ fn walk(
     }
     let key = cache_key(&real_root, config);
     let cache = cache.filter(|c| c.key == key);
+    let real_root: Arc<Path> = Arc::from(real_root);
     match Walker::new(&real_root, config, cache, hash, key)?.run() {
         Err(Walked::Restart) => Walker::new(&real_root, config, None, hash, key)?
             .run()
@@ -146,11 +150,18 @@ impl From<Error> for Walked {
 type Step<T> = std::result::Result<T, Walked>;
 
 struct Walker<'a> {
+    /// The source's real path.
     root: &'a Path,
+    /// The same, shared by every file of the set ([`Content::InSource`]).
+    shared_root: Arc<Path>,
     excludes: ignore::gitignore::Gitignore,
     /// Excluded directories need not be walked (no `!` pattern can bring a file back).
     prune_excluded: bool,
-    old: Option<&'a TreeCache>,
+    /// The cache walked against; each block is taken out of it (moved into `new` or merged
+    /// with a new listing) when its directory is walked.
+    old: Option<TreeCache>,
+    /// How many blocks `old` had.
+    old_dirs: usize,
     hash: bool,
     started_ns: i64,
     new: TreeCache,
@@ -162,13 +173,15 @@ struct Walker<'a> {
     ancestors: Vec<(u64, u64)>,
     /// Some block differs from the cached one (racy marks aside), or there is none.
     differs: bool,
+    /// A link to a directory was walked (its files may sort out of walk order).
+    linked_dir: bool,
 }
 
 impl<'a> Walker<'a> {
     fn new(
-        root: &'a Path,
+        root: &'a Arc<Path>,
         config: &SourceConfig,
-        old: Option<&'a TreeCache>,
+        old: Option<TreeCache>,
         hash: bool,
         key: [u8; 32],
     ) -> Result<Self> {
@@ -176,30 +189,37 @@ impl<'a> Walker<'a> {
         let started_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        let old_dirs = old.as_ref().map_or(0, |c| c.dirs.len());
+        let old_files = old.as_ref().map_or(64, |c| {
+            c.dirs.iter().map(|d| d.entries().len()).sum::<usize>()
+        });
         Ok(Walker {
             root,
+            shared_root: Arc::clone(root),
             prune_excluded: excludes.num_whitelists() == 0,
             excludes,
+            differs: old.is_none(),
             old,
+            old_dirs,
             hash,
             started_ns,
             new: TreeCache {
                 key,
-                dirs: Vec::with_capacity(old.map_or(8, |c| c.dirs.len())),
+                dirs: Vec::with_capacity(old_dirs.max(8)),
                 ..TreeCache::default()
             },
-            files: Vec::with_capacity(old.map_or(64, |c| c.files().count())),
+            files: Vec::with_capacity(old_files),
             budget: Budget::default(),
             escapes: Vec::new(),
             ancestors: Vec::new(),
-            differs: old.is_none(),
+            linked_dir: false,
         })
     }
 
     fn run(mut self) -> Step<HashedSource> {
         let fd = dirfd::open_dir(self.root).at(self.root)?;
         let st = dirfd::stat_fd(fd.as_fd()).at(self.root)?;
-        let old_root = self.old.and_then(TreeCache::root);
+        let old_root = self.old.as_mut().and_then(TreeCache::take_root);
         self.dir(
             String::new(),
             self.root.to_path_buf(),
@@ -215,18 +235,15 @@ impl<'a> Walker<'a> {
         }
         // Already sorted (and so without duplicates) unless a link to a directory was walked
         // where its name sorts as a file's.
-        if !self.files.is_sorted_by(|a, b| a.0.rel < b.0.rel) {
+        if self.linked_dir && !self.files.is_sorted_by(|a, b| a.0.rel < b.0.rel) {
             self.files.sort_unstable_by(|a, b| a.0.rel.cmp(&b.0.rel));
             self.files.dedup_by(|a, b| a.0.rel == b.0.rel);
         }
-        let differs = self.differs
-            || self
-                .old
-                .is_none_or(|old| old.dirs.len() != self.new.dirs.len());
-        let (cache_changed, tree_hash) = match self.old {
+        let differs = self.differs || self.old_dirs != self.new.dirs.len();
+        let (cache_changed, tree_hash) = match self.old.take() {
             _ if !self.hash => (false, String::new()),
             // The cached tree hash stands when nothing it was computed from changed.
-            Some(old) if !differs => (false, old.tree_hash.clone()),
+            Some(old) if !differs => (false, old.tree_hash),
             _ => (true, self.tree_hash()),
         };
         self.new.tree_hash.clone_from(&tree_hash);
@@ -275,7 +292,7 @@ impl<'a> Walker<'a> {
         abs: PathBuf,
         fd: &OwnedFd,
         stat: Stat,
-        old: Option<&'a CachedDir>,
+        old: Option<CachedDir>,
     ) -> Step<usize> {
         let id = (stat.dev, stat.ino);
         if self.ancestors.contains(&id) {
@@ -284,15 +301,19 @@ impl<'a> Walker<'a> {
                 message: "cannot walk the source (symlink loop?)".into(),
             }));
         }
-        let trusted = old.filter(|d| !d.racy && d.stat == stat);
-        let from_cache = trusted.is_some();
+        let from_cache = old.as_ref().is_some_and(|d| !d.racy && d.stat == stat);
         // The block to fill: the cached one whole when the directory is unchanged (each entry
-        // is then checked and updated in place), else a new listing, each name beside its old
-        // entry (if any).
-        let (mut block, olds) = match trusted {
-            Some(d) => (d.clone(), Vec::new()),
-            None => self.list(&rel, &abs, old)?,
+        // is then checked and updated in place, and compared with what it was as it goes),
+        // else a new listing, each name beside its old entry (if any), compared with the old
+        // block at the end.
+        let (mut block, olds, old) = match old {
+            Some(d) if from_cache => (d, Vec::new(), None),
+            old => {
+                let (block, olds) = self.list(&rel, &abs, old.as_ref())?;
+                (block, olds, old)
+            }
         };
+        let mut same = from_cache && block.rel == rel;
         block.stat = stat;
         block.racy = self.racy(&stat);
         let index = self.new.dirs.len();
@@ -300,46 +321,53 @@ impl<'a> Walker<'a> {
         self.ancestors.push(id);
         for i in 0..block.entries().len() {
             let e = block.entries()[i];
-            let prev: Option<Entry> = match trusted {
-                Some(_) => Some(e),
-                None => olds.get(i).copied().flatten(),
+            let prev: Option<Entry> = match from_cache {
+                true => Some(e),
+                false => olds.get(i).copied().flatten(),
             };
             let name = block.name(&e);
             let c_name = block.c_name(&e);
             let child_rel = join_rel(&rel, name);
-            let path = join_path(&abs, name);
             let mut file = None;
             let mut sub = None;
             match e.kind {
+                // A file's path is only built when it is read (or fails).
                 Kind::File => match dirfd::stat_at(fd.as_fd(), c_name) {
                     Ok(st) if st.is_file() => {
-                        file = self.file(child_rel, path, &st, prev.and_then(|p| p.file))?;
+                        file = self.file(child_rel, &st, prev.and_then(|p| p.file))?;
                     }
                     Err(_) | Ok(_) if from_cache => return Err(Walked::Restart),
-                    Err(e) => return Err(Walked::Failed(Error::io(path, e))),
+                    Err(e) => return Err(Walked::Failed(Error::io(join_path(&abs, name), e))),
                     // The entry changed kind since it was listed: left out, as then.
                     Ok(_) => {}
                 },
-                Kind::Dir => match dirfd::open_dir_at(fd.as_fd(), c_name) {
-                    Ok(sub_fd) => {
-                        let st = dirfd::stat_fd(sub_fd.as_fd()).at(&path)?;
-                        let prev_block = prev.and_then(|p| self.old?.sub(&p));
-                        sub = Some(self.dir(child_rel, path, &sub_fd, st.stat, prev_block)?);
+                Kind::Dir => {
+                    let path = join_path(&abs, name);
+                    match dirfd::open_dir_at(fd.as_fd(), c_name) {
+                        Ok(sub_fd) => {
+                            let st = dirfd::stat_fd(sub_fd.as_fd()).at(&path)?;
+                            let prev_block = prev.and_then(|p| self.old.as_mut()?.take_sub(&p));
+                            sub = Some(self.dir(child_rel, path, &sub_fd, st.stat, prev_block)?);
+                        }
+                        Err(_) if from_cache => return Err(Walked::Restart),
+                        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {}
+                        Err(e) => return Err(Walked::Failed(Error::io(path, e))),
                     }
-                    Err(_) if from_cache => return Err(Walked::Restart),
-                    Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {}
-                    Err(e) => return Err(Walked::Failed(Error::io(path, e))),
-                },
-                Kind::Link => (file, sub) = self.link(child_rel, path, prev, from_cache)?,
+                }
+                Kind::Link => {
+                    let path = join_path(&abs, name);
+                    (file, sub) = self.link(child_rel, path, prev, from_cache)?;
+                }
             }
             if let Some(entry) = block.entry_mut(i) {
                 entry.file = file;
                 entry.set_sub(sub);
+                same = same && entry.same(&e);
             }
         }
         self.ancestors.pop();
         block.rel = rel;
-        if !old.is_some_and(|o| o.same_tree(&block)) {
+        if !(same || old.is_some_and(|o| o.same_tree(&block))) {
             self.differs = true;
         }
         self.new.dirs[index] = block;
@@ -443,24 +471,26 @@ impl<'a> Walker<'a> {
             return Ok((None, None));
         }
         if md.is_dir() {
+            self.linked_dir = true;
             let fd = dirfd::open_dir(&path).at(&path)?;
             let st = dirfd::stat_fd(fd.as_fd()).at(&path)?;
-            let prev_block = prev.and_then(|p| self.old?.sub(&p));
+            let prev_block = prev.and_then(|p| self.old.as_mut()?.take_sub(&p));
             Ok((None, Some(self.dir(rel, path, &fd, st.stat, prev_block)?)))
         } else if md.is_file() {
-            let file = self.file(rel, path, &FileStat::of(&md), prev.and_then(|p| p.file))?;
+            // `path` is `root/rel`, as every path of the walk is.
+            let file = self.file(rel, &FileStat::of(&md), prev.and_then(|p| p.file))?;
             Ok((file, None))
         } else {
             Ok((None, None))
         }
     }
 
-    /// A regular file (or a link to one; excluded names were left out before): counted, and
-    /// hashed unless its stat is the cached one; returns its entry (`None` when not hashing).
+    /// A regular file `root/rel` (or a link to one; excluded names were left out before):
+    /// counted, and hashed unless its stat is the cached one; returns its entry (`None` when
+    /// not hashing).
     fn file(
         &mut self,
         rel: String,
-        path: PathBuf,
         st: &FileStat,
         prev: Option<CachedFile>,
     ) -> Step<Option<CachedFile>> {
@@ -473,7 +503,10 @@ impl<'a> Walker<'a> {
                 prev.filter(|c| !c.racy && c.stat == st.stat && c.executable == executable);
             sha256 = match cached {
                 Some(c) => c.sha256,
-                None => hash_reader_raw(crate::fsutil::open_regular(&path).at(&path)?).at(&path)?,
+                None => {
+                    let path = self.root.join(&rel);
+                    hash_reader_raw(crate::fsutil::open_regular(&path).at(&path)?).at(&path)?
+                }
             };
             entry = Some(CachedFile {
                 stat: st.stat,
@@ -485,7 +518,7 @@ impl<'a> Walker<'a> {
         self.files.push((
             SourceFile {
                 rel,
-                content: Content::Path(path),
+                content: Content::InSource(Arc::clone(&self.shared_root)),
                 executable,
             },
             sha256,

@@ -38,7 +38,7 @@ fn the_tree_hash_is_the_one_of_hash_files() {
     let (expected, _, _) = hash_files(&files, None).unwrap();
     let w = hash_source(d.path(), &SourceConfig::default(), None).unwrap();
     assert_eq!(w.tree_hash, expected);
-    let again = hash_source(d.path(), &SourceConfig::default(), Some(&w.cache)).unwrap();
+    let again = hash_source(d.path(), &SourceConfig::default(), Some(w.cache.clone())).unwrap();
     assert_eq!(again.tree_hash, expected);
 }
 
@@ -59,12 +59,12 @@ fn unchanged_stats_reuse_the_cache_and_racy_entries_do_not() {
     for f in racy.cache.files_mut() {
         f.sha256 = [0; 32];
     }
-    let w = hash_source(d.path(), &cfg, Some(&racy.cache)).unwrap();
+    let w = hash_source(d.path(), &cfg, Some(racy.cache.clone())).unwrap();
     assert!(w.cache.files().all(|f| f.sha256 != [0; 32]));
     // Settled: an unchanged stat keeps the cached hash (poisoned, to prove it is not read).
     let mut clean = settled(d.path(), &cfg);
     clean.cache.file_mut("hooks/a.py").unwrap().sha256 = [0; 32];
-    let w = hash_source(d.path(), &cfg, Some(&clean.cache)).unwrap();
+    let w = hash_source(d.path(), &cfg, Some(clean.cache.clone())).unwrap();
     assert_eq!(w.cache.file("hooks/a.py").unwrap().sha256, [0; 32]);
     assert!(!w.cache_changed, "nothing new to record");
 }
@@ -76,7 +76,7 @@ fn changes_are_seen_through_a_settled_cache() {
     source(r);
     let cfg = SourceConfig::default();
     let check = |label: &str, cache: &TreeCache| {
-        let w = hash_source(r, &cfg, Some(cache)).unwrap();
+        let w = hash_source(r, &cfg, Some(cache.clone())).unwrap();
         assert_eq!(w.tree_hash, fresh(r, &cfg), "{label}");
         assert_ne!(w.tree_hash, cache.tree_hash, "{label}");
         assert!(w.cache_changed, "{label}");
@@ -111,7 +111,7 @@ fn a_changed_exclude_list_walks_again() {
         exclude: vec!["docs/".into()],
         ..Default::default()
     };
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert!(w.files.iter().all(|f| !f.rel.starts_with("docs/")));
     assert_eq!(w.tree_hash, fresh(r, &cfg));
     assert_ne!(w.tree_hash, base.tree_hash);
@@ -126,12 +126,12 @@ fn an_unchanged_directory_is_not_listed_again() {
     let mut base = settled(r, &cfg);
     // Drop a name from the cached listing of `docs`: trusted, since its stat is unchanged.
     base.cache.dir_mut("docs").unwrap().clear();
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert!(w.files.iter().all(|f| f.rel != "docs/readme.md"));
     // Once the directory changes, it is listed again.
     touch(&r.join("docs/.keep"), "");
     fs::remove_file(r.join("docs/.keep")).unwrap();
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert!(w.files.iter().any(|f| f.rel == "docs/readme.md"));
     // A cached name that is gone while its directory claims no change restarts the walk.
     let mut lying = settled(r, &cfg);
@@ -140,7 +140,7 @@ fn an_unchanged_directory_is_not_listed_again() {
         .dir_mut("docs")
         .unwrap()
         .push("ghost.md", Kind::File);
-    let w = hash_source(r, &cfg, Some(&lying.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(lying.cache.clone())).unwrap();
     assert_eq!(w.tree_hash, fresh(r, &cfg));
 }
 
@@ -160,7 +160,7 @@ fn a_link_loop_is_refused_and_links_are_checked_every_time() {
     touch(&d.path().join("outside/readme.md"), "x");
     fs::rename(r.join("docs"), d.path().join("docs-moved")).unwrap();
     std::os::unix::fs::symlink(d.path().join("outside"), r.join("docs")).unwrap();
-    let err = hash_source(&r, &SourceConfig::default(), Some(&base.cache)).unwrap_err();
+    let err = hash_source(&r, &SourceConfig::default(), Some(base.cache.clone())).unwrap_err();
     assert!(err.to_string().contains("outside the source"), "{err}");
 }
 
@@ -190,7 +190,7 @@ fn a_file_changed_in_an_unchanged_directory_is_caught() {
         .unwrap();
     assert_eq!(dir_stat(&r.join("hooks/lib/x/y")), dir_before);
     assert_eq!(base.cache.dir("hooks/lib/x/y").unwrap().stat, dir_before);
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert!(w.cache_changed);
     assert_eq!(w.tree_hash, fresh(r, &cfg));
     assert_ne!(w.tree_hash, base.tree_hash);
@@ -209,7 +209,7 @@ fn nothing_changed_keeps_the_cached_tree_hash_without_hashing() {
     let mut base = settled(r, &cfg);
     // Poisoned: a walk that finds every block unchanged returns it as it is.
     base.cache.tree_hash = "poisoned".into();
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert_eq!(w.tree_hash, "poisoned");
     assert!(!w.cache_changed);
     assert!(w.cache.same_tree(&base.cache));
@@ -226,13 +226,13 @@ fn a_relisted_directory_keeps_the_hashes_of_its_unchanged_files() {
     base.cache.file_mut("hooks/a.py").unwrap().sha256 = [0; 32];
     // A name added beside it: `hooks` is listed again, its old entries merged by name.
     touch(&r.join("hooks/b.py"), "b");
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert_eq!(w.cache.file("hooks/a.py").unwrap().sha256, [0; 32]);
     assert!(w.cache.file("hooks/b.py").is_some_and(|f| f.racy));
     assert!(w.cache_changed);
     // A subdirectory's block is still found beside its name.
     base.cache.file_mut("hooks/lib/x/y/deep.py").unwrap().sha256 = [0; 32];
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert_eq!(
         w.cache.file("hooks/lib/x/y/deep.py").unwrap().sha256,
         [0; 32]
@@ -265,7 +265,7 @@ fn a_cache_of_another_shape_is_not_the_same_tree() {
     let cfg = SourceConfig::default();
     let base = settled(r, &cfg);
     fs::remove_dir_all(r.join("hooks/lib/x/y")).unwrap();
-    let w = hash_source(r, &cfg, Some(&base.cache)).unwrap();
+    let w = hash_source(r, &cfg, Some(base.cache.clone())).unwrap();
     assert!(w.cache_changed);
     assert_eq!(w.cache.dirs.len(), base.cache.dirs.len() - 1);
     assert_eq!(w.tree_hash, fresh(r, &cfg));

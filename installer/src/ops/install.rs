@@ -175,7 +175,7 @@ impl Plan {
 fn plan(
     home: &FableHome,
     opts: &InstallOptions,
-    seen: Option<&(fable_snapshot::tree_cache::TreeCache, bool)>,
+    seen: Option<(fable_snapshot::tree_cache::TreeCache, bool)>,
 ) -> Result<Plan> {
     home.refuse_unsafe()?;
     let prepared = sync::prepare_with(home, &opts.spec, seen)?;
@@ -288,7 +288,7 @@ fn converge(
     progress: &dyn crate::Progress,
 ) -> Result<InstallReport> {
     progress.step("reading the source and every profile");
-    let preview = plan(home, opts, None)?;
+    let mut preview = plan(home, opts, None)?;
     if opts.dry_run || !preview.needs_work(home) {
         let synced = preview.synced_preview(home);
         let git = preview.git.clone();
@@ -299,7 +299,7 @@ fn converge(
     let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
     // Under the lock, plan again: another install may have changed things meanwhile (the walk
     // re-checks every stat, against what the first plan saw).
-    let planned = plan(home, opts, preview.prepared.tree_cache.as_ref())?;
+    let planned = plan(home, opts, preview.prepared.tree_cache.take())?;
     let journal = if planned.needs_sync(home)
         || planned.plans.iter().any(ProfilePlan::changed)
         || planned.git_changes()

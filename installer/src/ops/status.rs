@@ -95,7 +95,7 @@ pub fn live_tree_hash(
     let cfg = SourceConfig::load(src).map_err(|e| e.to_string())?;
     // Read-only: the tree cache is recorded by installs, never by status.
     let cache = home.store().read_tree_cache(key);
-    hash_source(src, &cfg, cache.as_ref())
+    hash_source(src, &cfg, cache)
         .map(|w| w.tree_hash)
         .map_err(|e| e.to_string())
 }

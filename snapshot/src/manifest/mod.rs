@@ -7,6 +7,8 @@ mod expand;
 mod parse;
 mod validate;
 
+pub use validate::PathSet;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -132,7 +134,7 @@ impl Manifest {
 
     /// Validates the manifest against the source set: every referenced script exists and no
     /// reference escapes the source; refused with every problem found.
-    pub fn validate(&self, path: &Path, source_set: &BTreeSet<&str>) -> Result<()> {
+    pub fn validate(&self, path: &Path, source_set: &(impl PathSet + ?Sized)) -> Result<()> {
         let problems = self.problems(path, source_set, None);
         if problems.is_empty() {
             return Ok(());
@@ -148,7 +150,7 @@ impl Manifest {
     pub fn problems(
         &self,
         path: &Path,
-        source_set: &BTreeSet<&str>,
+        source_set: &(impl PathSet + ?Sized),
         root: Option<&Path>,
     ) -> Vec<Problem> {
         validate::problems(self, path, source_set, root)

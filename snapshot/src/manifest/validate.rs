@@ -6,13 +6,46 @@ use std::path::Path;
 
 use super::Manifest;
 use crate::error::Problem;
-use crate::source_set::{check_relative, CONFIG_FILE};
+use crate::source_set::{check_relative, SourceFile, CONFIG_FILE};
+
+/// A source set's relative paths, sorted, as a manifest is validated against them.
+pub trait PathSet {
+    /// Whether `rel` is one of them.
+    fn has(&self, rel: &str) -> bool;
+    /// The first of them at or after `from` in order.
+    fn first_from(&self, from: &str) -> Option<&str>;
+}
+
+impl PathSet for BTreeSet<&str> {
+    fn has(&self, rel: &str) -> bool {
+        self.contains(rel)
+    }
+
+    fn first_from(&self, from: &str) -> Option<&str> {
+        use std::ops::Bound;
+        self.range::<str, _>((Bound::Included(from), Bound::Unbounded))
+            .next()
+            .copied()
+    }
+}
+
+/// A source set as walked: sorted by relative path (and so without duplicates).
+impl PathSet for [SourceFile] {
+    fn has(&self, rel: &str) -> bool {
+        self.binary_search_by(|f| f.rel.as_str().cmp(rel)).is_ok()
+    }
+
+    fn first_from(&self, from: &str) -> Option<&str> {
+        let at = self.partition_point(|f| f.rel.as_str() < from);
+        self.get(at).map(|f| f.rel.as_str())
+    }
+}
 
 /// Every problem of `manifest` against `source_set` (see [`Manifest::problems`]).
 pub(super) fn problems(
     manifest: &Manifest,
     path: &Path,
-    source_set: &BTreeSet<&str>,
+    source_set: &(impl PathSet + ?Sized),
     root: Option<&Path>,
 ) -> Vec<Problem> {
     let mut out = Vec::new();
@@ -25,7 +58,7 @@ pub(super) fn problems(
             ));
             continue;
         }
-        if source_set.contains(rel.as_str()) || holds_dir(source_set, &rel) {
+        if source_set.has(&rel) || holds_dir(source_set, &rel) {
             continue;
         }
         let on_disk = root.is_some_and(|r| r.join(&rel).exists());
@@ -49,12 +82,10 @@ pub(super) fn problems(
 
 /// Whether some path of the (sorted) set lies under the directory `rel`: the first path after
 /// `rel/` in order is the only one to look at.
-fn holds_dir(source_set: &BTreeSet<&str>, rel: &str) -> bool {
-    use std::ops::Bound;
+fn holds_dir(source_set: &(impl PathSet + ?Sized), rel: &str) -> bool {
     let prefix = format!("{rel}/");
     source_set
-        .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-        .next()
+        .first_from(&prefix)
         .is_some_and(|p| p.starts_with(&prefix))
 }
 
@@ -74,5 +105,23 @@ mod tests {
         assert!(!holds_dir(&set, "li"));
         assert!(!holds_dir(&set, "lib/x/y.py"));
         assert!(!holds_dir(&set, "zzz"));
+        // The same, from a sorted source set.
+        let files: Vec<SourceFile> = set
+            .iter()
+            .map(|rel| SourceFile {
+                rel: rel.to_string(),
+                content: crate::source_set::Content::Bytes(std::sync::Arc::from(&b""[..])),
+                executable: false,
+            })
+            .collect();
+        for (dir, held) in [
+            ("lib", true),
+            ("lib/x", true),
+            ("li", false),
+            ("zzz", false),
+        ] {
+            assert_eq!(holds_dir(&files[..], dir), held, "{dir}");
+        }
+        assert!(files[..].has("lib0/z") && !files[..].has("lib0"));
     }
 }
