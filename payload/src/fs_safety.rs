@@ -214,8 +214,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
 
 /// Puts the written temp file `tmp` in place of `path` without the costs a rename over an
 /// existing file has on ext4: there `rename(2)` starts writeback of the new file
-/// (`auto_da_alloc`) and frees the old inode's blocks, which on a file system mounted with
-/// `discard` waits for a discard to complete, ~0.3-0.5 ms on every hook call. Exchanging the two
+/// (`auto_da_alloc`) and frees the old inode's blocks, which on ext4 without a journal mounted
+/// with `discard` waits for a discard to complete: ~0.3-0.5 ms on every hook call here. Exchanging the two
 /// names is as atomic for readers (the path names the old file, then the new one; an open
 /// reader keeps the inode it opened), and unlinking the old file, usually never written back,
 /// frees nothing on disk. A crash between the exchange and the unlink leaves the old content
