@@ -255,6 +255,13 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
     let mut scanner = Scanner::default();
     let mut scanned = 0;
     loop {
+        if start.elapsed() >= limits.total {
+            // Whatever the descriptor claims, the whole read stays bounded.
+            return Payload {
+                bytes,
+                end: End::Timeout,
+            };
+        }
         if !ready(fd) {
             // About to wait: is what arrived already a whole object (or not one at all)?
             scanner.feed(&bytes[scanned..]);
