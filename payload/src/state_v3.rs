@@ -120,7 +120,8 @@ mod tests {
         });
         let base: Value = serde_json::from_slice(&s.to_bytes()).unwrap();
         assert!(parse(&s.to_bytes(), id).is_some(), "the fast path is taken");
-        let variants: Vec<Box<dyn Fn(&mut Value)>> = vec![
+        type Change = Box<dyn Fn(&mut Value)>;
+        let variants: Vec<Change> = vec![
             Box::new(|_| {}),
             Box::new(|v| v["phase"] = json!("nonsense")),
             Box::new(|v| v["currentSkill"] = json!("nonsense")),
