@@ -1,6 +1,6 @@
 //! The bundled lifecycle-hook evaluator (`fable-hook`), docs/design.md, "The evaluator" and seed 000.
 //!
-//! `fable-hook EVENT [--host claude|codex|gemini|cursor|qwen|droid|augment|kimi|windsurf]` reads one JSON payload from stdin
+//! `fable-hook EVENT [--host HOST]` (a host of the registry in `hosts/`) reads one JSON payload from stdin
 //! within bounds ([`input`]), normalises the host's spelling ([`normalize`]), finds the
 //! project's `.fable/` ([`discovery`]) under the filesystem-safety rules ([`fs_safety`]), runs
 //! the event's handler ([`events`]) on the state ([`state`], [`ledger`], [`project`], [`lock`],
@@ -430,12 +430,19 @@ impl Args {
     }
 }
 
+/// `usage: fable-hook EVENT [--host a|b|...]`, the hosts from the registry.
+fn usage_line() -> String {
+    let hosts: Vec<&str> = Host::ALL.iter().map(|h| h.name()).collect();
+    format!("usage: fable-hook EVENT [--host {}]", hosts.join("|"))
+}
+
 /// A usage problem: one line on stderr, the host's allow on stdout, exit 0.
 fn usage_note(args: &Args, msg: &str) -> i32 {
     emit_stdout(args.allow_stdout());
     let _ = writeln!(
         std::io::stderr(),
-        "fable-hook: {msg} (ignored; usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen|droid|augment|kimi|windsurf])"
+        "fable-hook: {msg} (ignored; {})",
+        usage_line()
     );
     0
 }
@@ -482,7 +489,7 @@ fn run(raw: &[OsString]) -> i32 {
         panic!("FABLE_HOOK_TEST_PANIC is set");
     }
     if args.help {
-        println!("usage: fable-hook EVENT [--host claude|codex|gemini|cursor|qwen|droid|augment|kimi|windsurf]\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end");
+        println!("{}\nEVENT: session-start, pre-tool-use, post-tool-use, post-tool-use-failure, stop, session-end", usage_line());
         return 0;
     }
     let Some(name) = args.event.as_deref() else {
