@@ -24,7 +24,8 @@ pub struct InstallArgs {
     pub target: Option<InstallTarget>,
     /// Hook source directory (holding hooks/hooks.json); default: the bundled evaluator.
     pub source: Option<PathBuf>,
-    /// Only these hosts (claude, codex, gemini, cursor, qwen, droid, augment, kimi, windsurf);
+    /// Only these hosts (claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment,
+    /// kimi, windsurf);
     /// repeatable.
     #[arg(long = "host", value_parser = parse_host)]
     pub hosts: Vec<Host>,

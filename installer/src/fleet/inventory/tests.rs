@@ -83,8 +83,14 @@ fn unknown_keys_and_bad_values_are_refused_with_their_line() {
     );
     let (line, m) = refused("schema = 1\n[defaults]\nprune = \"yes\"\n");
     assert_eq!(line, 3, "{m}");
-    let (line, _) = refused("schema = 1\n[hosts.vim]\nenabled = true\n");
+    let (line, m) = refused("schema = 1\n[hosts.vim]\nenabled = true\n");
     assert_eq!(line, 2);
+    for host in fable_hosts::Host::ALL {
+        assert!(
+            m.contains(&format!("{:?}", host.name())),
+            "the fix names {host:?}: {m}"
+        );
+    }
     let (line, m) = refused("schema = 1\n[[source]]\nname = \"../x\"\npath = \"/x\"\n");
     assert_eq!(line, 3, "{m}");
     let (_, m) =

@@ -29,7 +29,15 @@ const HOST: &[&str] = &["enabled"];
 const SOURCE: &[&str] = &["name", "path", "git", "ref", "subdir", "builtin", "pin"];
 const PROFILE: &[&str] = &["host", "dir"];
 const GIT: &[&str] = &["repo", "source", "hooks_path"];
-const HOSTS_HELP: &str = "one of \"claude\", \"codex\", \"gemini\", \"cursor\"";
+/// `one of "claude", "codex", ...`: every host of the registry, quoted as the inventory spells
+/// it (the fix an unknown host's error names).
+fn hosts_help() -> String {
+    let names: Vec<String> = Host::ALL
+        .iter()
+        .map(|h| format!("{:?}", h.name()))
+        .collect();
+    format!("one of {}", names.join(", "))
+}
 
 impl Validator<'_> {
     pub(super) fn read(&self, root: &Table, inv: &mut Inventory) -> Result<()> {
@@ -63,7 +71,7 @@ impl Validator<'_> {
                 let mut hosts = Vec::new();
                 for v in arr.iter() {
                     let host = v.as_str().and_then(Host::parse).ok_or_else(|| {
-                        self.err(v.span(), "unknown host", &format!("use {HOSTS_HELP}"))
+                        self.err(v.span(), "unknown host", &format!("use {}", hosts_help()))
                     })?;
                     hosts.push(host);
                 }
@@ -80,7 +88,7 @@ impl Validator<'_> {
                     self.err(
                         key_span,
                         &format!("unknown host [hosts.{name}]"),
-                        &format!("use {HOSTS_HELP}"),
+                        &format!("use {}", hosts_help()),
                     )
                 })?;
                 let ht = self.table(item, &format!("hosts.{name}"))?;
@@ -111,7 +119,7 @@ impl Validator<'_> {
                     self.err(
                         span,
                         "[[profile]] needs a known `host`",
-                        &format!("write host = {HOSTS_HELP}"),
+                        &format!("write host = {}", hosts_help()),
                     )
                 })?;
             let dir = self.path_value(
