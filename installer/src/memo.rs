@@ -83,29 +83,12 @@ pub fn parsed<T: 'static, E>(
     text: Option<&str>,
     parse: impl FnOnce() -> Result<T, E>,
 ) -> Result<Rc<T>, E> {
-    let key = (kind, path.to_path_buf());
-    let (active, hit) = MEMO.with(|m| match m.borrow().as_ref() {
-        None => (false, None),
-        Some(map) => (
-            true,
-            map.get(&key)
-                .filter(|(fit, _)| matches!(fit, Fit::Text(t) if t.as_deref() == text))
-                .and_then(|(_, v)| Rc::clone(v).downcast::<T>().ok()),
-        ),
-    });
-    if let Some(hit) = hit {
-        return Ok(hit);
-    }
-    let value = Rc::new(parse()?);
-    if active {
-        MEMO.with(|m| {
-            if let Some(map) = m.borrow_mut().as_mut() {
-                let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
-                map.insert(key, (Fit::Text(text.map(str::to_string)), any));
-            }
-        });
-    }
-    Ok(value)
+    remembered(
+        (kind, path.to_path_buf()),
+        |fit, _: &T| matches!(fit, Fit::Text(t) if t.as_deref() == text),
+        || Fit::Text(text.map(str::to_string)),
+        parse,
+    )
 }
 
 /// A value derived from earlier results (such as parses this module shared), remembered in a
@@ -130,29 +113,12 @@ pub fn derived_try<T: 'static, E>(
     same: impl Fn(&T) -> bool,
     compute: impl FnOnce() -> Result<T, E>,
 ) -> Result<Rc<T>, E> {
-    let key = (kind, path.to_path_buf());
-    let (active, hit) = MEMO.with(|m| match m.borrow().as_ref() {
-        None => (false, None),
-        Some(map) => (
-            true,
-            map.get(&key)
-                .and_then(|(_, v)| Rc::clone(v).downcast::<T>().ok())
-                .filter(|v| same(v)),
-        ),
-    });
-    if let Some(hit) = hit {
-        return Ok(hit);
-    }
-    let value = Rc::new(compute()?);
-    if active {
-        MEMO.with(|m| {
-            if let Some(map) = m.borrow_mut().as_mut() {
-                let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
-                map.insert(key, (Fit::Derived, any));
-            }
-        });
-    }
-    Ok(value)
+    remembered(
+        (kind, path.to_path_buf()),
+        |_, v: &T| same(v),
+        || Fit::Derived,
+        compute,
+    )
 }
 
 /// The result of `read` on the file at `path` (following links), remembered in a [`Scope`]
@@ -170,25 +136,43 @@ pub fn read<T: 'static, E>(
     let Some(stamp) = stamp else {
         return read().map(Rc::new);
     };
-    let key = (kind, path.to_path_buf());
-    let hit = MEMO.with(|m| {
-        m.borrow().as_ref().and_then(|map| {
+    // Stamped before the read: a change during the read leaves a stamp that fits no more.
+    remembered(
+        (kind, path.to_path_buf()),
+        |fit, _: &T| *fit == Fit::Stamp(stamp),
+        || Fit::Stamp(stamp),
+        read,
+    )
+}
+
+/// The remembered result under `key` when a [`Scope`] is active and `fits` accepts it; else
+/// `compute`'s, remembered (with the [`Fit`] `fit` gives) when it succeeds inside a scope.
+fn remembered<T: 'static, E>(
+    key: Key,
+    fits: impl Fn(&Fit, &T) -> bool,
+    fit: impl FnOnce() -> Fit,
+    compute: impl FnOnce() -> Result<T, E>,
+) -> Result<Rc<T>, E> {
+    let (active, hit) = MEMO.with(|m| match m.borrow().as_ref() {
+        None => (false, None),
+        Some(map) => (
+            true,
             map.get(&key)
-                .filter(|(fit, _)| *fit == Fit::Stamp(stamp))
-                .and_then(|(_, v)| Rc::clone(v).downcast::<T>().ok())
-        })
+                .and_then(|(f, v)| Rc::clone(v).downcast::<T>().ok().filter(|v| fits(f, v))),
+        ),
     });
     if let Some(hit) = hit {
         return Ok(hit);
     }
-    // Stamped before the read: a change during the read leaves a stamp that fits no more.
-    let value = Rc::new(read()?);
-    MEMO.with(|m| {
-        if let Some(map) = m.borrow_mut().as_mut() {
-            let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
-            map.insert(key, (Fit::Stamp(stamp), any));
-        }
-    });
+    let value = Rc::new(compute()?);
+    if active {
+        MEMO.with(|m| {
+            if let Some(map) = m.borrow_mut().as_mut() {
+                let any: Rc<dyn Any> = Rc::clone(&value) as Rc<dyn Any>;
+                map.insert(key, (fit(), any));
+            }
+        });
+    }
     Ok(value)
 }
 
