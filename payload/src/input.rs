@@ -16,6 +16,8 @@
 //! A terminal on stdin is never waited for (no payload).
 
 use std::os::unix::io::RawFd;
+
+use crate::bytescan::{string_end, StringEnd};
 use std::time::{Duration, Instant};
 
 /// Bounds of one read.
@@ -101,7 +103,7 @@ pub struct Scanner {
 
 impl Scanner {
     /// Feeds the next chunk; returns true once the object is complete or the input invalid.
-    /// Inside a string it skips to the next quote or backslash at once (a large payload is
+    /// Inside a string it skips to the closing quote sixteen bytes at a time (a large payload is
     /// mostly one long string: a file's content, a command's output).
     pub fn feed(&mut self, chunk: &[u8]) -> bool {
         let mut i = 0;
@@ -133,15 +135,14 @@ impl Scanner {
                     i += 1;
                     continue;
                 }
-                match quote_or_backslash(&chunk[i..]) {
-                    None => break,
-                    Some(off) => {
-                        if chunk[i + off] == b'\\' {
-                            self.escape = true;
-                        } else {
-                            self.in_string = false;
-                        }
-                        i += off + 1;
+                match string_end(chunk, i) {
+                    StringEnd::Closed(after) => {
+                        self.in_string = false;
+                        i = after;
+                    }
+                    StringEnd::Open { escape } => {
+                        self.escape = escape;
+                        break;
                     }
                 }
                 continue;
@@ -169,18 +170,6 @@ impl Scanner {
 /// The first read's buffer; most payloads fit in it.
 const FIRST_CHUNK: usize = 16 * 1024;
 
-/// The first `"` or `\\` in `bytes`. On x86-64 this is memchr's SSE2 searcher, which every
-/// x86-64 CPU has: the generic `memchr2` first probes the CPU for AVX2 with `cpuid`, and in a
-/// virtual machine each `cpuid` traps to the hypervisor, which made that probe the evaluator's
-/// largest user-space cost per call (docs/design.md, "Budgets").
-fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if let Some(two) = memchr::arch::x86_64::sse2::memchr::Two::new(b'"', b'\\') {
-        return two.find(bytes);
-    }
-    memchr::memchr2(b'"', b'\\', bytes)
-}
-
 /// How many bytes `fd` has ready to read (`FIONREAD`: what a pipe holds, what is left of a
 /// regular file); 0 when unknown.
 fn readable(fd: RawFd) -> usize {
@@ -192,6 +181,22 @@ fn readable(fd: RawFd) -> usize {
     } else {
         0
     }
+}
+
+/// A pipe's capacity unless its owner changed it (16 pages): a pipe holding this much is full.
+const PIPE_DEFAULT: usize = 64 * 1024;
+
+/// Largest pipe an unprivileged process may ask for by default (`/proc/sys/fs/pipe-max-size`).
+const PIPE_MAX: usize = 1 << 20;
+
+/// Lets the writer of a full pipe put the rest of a large payload in at once: with the default
+/// 64 KiB, a 1 MiB payload crosses in sixteen rounds, each waking the writer and then the
+/// reader again (a context switch each way). Asked for once, only when the pipe is full; a
+/// refusal (not a pipe, the user's pipe quota spent) changes nothing.
+fn grow_pipe(fd: RawFd, max_bytes: usize) {
+    let size = max_bytes.clamp(PIPE_DEFAULT, PIPE_MAX) as libc::c_int;
+    // SAFETY: F_SETPIPE_SZ takes an int by value and only resizes the pipe's buffer.
+    unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, size) };
 }
 
 /// Smallest read worth populating its pages for in advance.
@@ -224,7 +229,7 @@ fn populate(bytes: &mut Vec<u8>, len: usize) {
 }
 
 /// The bytes read and how the read ended.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Payload {
     /// Everything read (for [`End::Complete`], cut just after the closing brace).
     pub bytes: Vec<u8>,
@@ -254,6 +259,7 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
     let mut bytes: Vec<u8> = Vec::with_capacity(FIRST_CHUNK);
     let mut scanner = Scanner::default();
     let mut scanned = 0;
+    let mut grown = false;
     loop {
         if start.elapsed() >= limits.total {
             // Whatever the descriptor claims, the whole read stays bounded.
@@ -305,6 +311,10 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
             }
         }
         let waiting = readable(fd);
+        if !grown && waiting >= PIPE_DEFAULT {
+            grown = true;
+            grow_pipe(fd, limits.max_bytes);
+        }
         let room = (limits.max_bytes + 1).saturating_sub(bytes.len()).max(1);
         if bytes.capacity() - bytes.len() < waiting.max(FIRST_CHUNK / 4) {
             // Doubling (or what is already waiting, when that is more), but never far past the
@@ -395,10 +405,27 @@ fn ready(fd: RawFd) -> bool {
 /// Parses a payload into a JSON object; anything else (empty, invalid, not an object, cut off
 /// by a bound) is an empty object, as docs/design.md, "The evaluator" says.
 ///
+/// The payload's own reader ([`crate::json`]) builds the object and may keep the payload's
+/// buffer for its largest string, so the payload is consumed. Input it finds malformed before
+/// changing anything takes serde_json's path ([`to_object_serde`]); the two agree (the tests
+/// compare them).
+pub fn to_object(p: Payload) -> serde_json::Map<String, serde_json::Value> {
+    if !matches!(p.end, End::Complete | End::Eof) {
+        return serde_json::Map::new();
+    }
+    match crate::json::parse_object(p.bytes) {
+        crate::json::Parsed::Object(m) => m,
+        crate::json::Parsed::NotAnObject => serde_json::Map::new(),
+        crate::json::Parsed::Untouched(bytes) => to_object_serde(&Payload { bytes, end: p.end }),
+    }
+}
+
+/// [`to_object`] through serde_json.
+///
 /// At end of file the bytes were not scanned ([`read_fd`]): when they do not parse as they are,
 /// the object the [`Scanner`] finds at their start is parsed instead (a payload with something
 /// after its closing brace, as when the end was found before end of file).
-pub fn to_object(p: &Payload) -> serde_json::Map<String, serde_json::Value> {
+pub fn to_object_serde(p: &Payload) -> serde_json::Map<String, serde_json::Value> {
     match p.end {
         End::Complete => parse_object(&p.bytes),
         End::Eof => match serde_json::from_slice::<serde_json::Value>(&p.bytes) {
@@ -425,141 +452,5 @@ pub fn parse_object(bytes: &[u8]) -> serde_json::Map<String, serde_json::Value> 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-    use std::os::unix::io::AsRawFd;
-
-    fn scan_all(s: &[u8]) -> Scanner {
-        let mut sc = Scanner::default();
-        sc.feed(s);
-        sc
-    }
-
-    #[test]
-    fn scanner_finds_end_of_object() {
-        assert_eq!(
-            scan_all(br#" {"a":"}{\"}","b":[1,{"c":2}]} trailing"#).end,
-            Some(30)
-        );
-        assert!(scan_all(b"[1]").invalid);
-        assert!(scan_all(b"  x").invalid);
-        assert_eq!(scan_all(b"{\"a\":").end, None);
-        let mut sc = Scanner::default();
-        assert!(!sc.feed(b"{\"a\":\"x\\"));
-        assert!(!sc.feed(b"\"\""));
-        assert!(sc.feed(b"}"));
-        assert_eq!(sc.end, Some(11));
-    }
-
-    fn pipe() -> (std::fs::File, std::fs::File) {
-        let mut fds = [0; 2];
-        // SAFETY: fds is a valid array of two ints.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        use std::os::unix::io::FromRawFd;
-        // SAFETY: both descriptors were just created and are owned here.
-        unsafe {
-            (
-                std::fs::File::from_raw_fd(fds[0]),
-                std::fs::File::from_raw_fd(fds[1]),
-            )
-        }
-    }
-
-    fn limits(ms: u64) -> Limits {
-        Limits {
-            first_byte: Duration::from_millis(ms),
-            idle: Duration::from_millis(ms),
-            total: Duration::from_millis(ms),
-            max_bytes: 1024,
-        }
-    }
-
-    #[test]
-    fn held_open_pipe_completes_on_whole_object() {
-        let (r, mut w) = pipe();
-        w.write_all(br#"{"cwd":"/x"}"#).unwrap();
-        let t = Instant::now();
-        let p = read_fd(r.as_raw_fd(), limits(5000));
-        assert_eq!(p.end, End::Complete);
-        assert!(t.elapsed() < Duration::from_millis(1000));
-        assert_eq!(to_object(&p)["cwd"], "/x");
-        drop(w);
-    }
-
-    #[test]
-    fn held_open_pipe_without_data_times_out() {
-        let (r, w) = pipe();
-        let t = Instant::now();
-        let p = read_fd(r.as_raw_fd(), limits(150));
-        assert_eq!(p.end, End::Timeout);
-        assert!(t.elapsed() < Duration::from_millis(1000));
-        assert!(to_object(&p).is_empty());
-        drop(w);
-    }
-
-    #[test]
-    fn partial_object_then_silence_times_out_and_size_cap() {
-        let (r, mut w) = pipe();
-        w.write_all(br#"{"cwd":"#).unwrap();
-        let p = read_fd(r.as_raw_fd(), limits(100));
-        assert_eq!(p.end, End::Timeout);
-        let (r2, mut w2) = pipe();
-        let big = format!("{{\"a\":\"{}\"}}", "x".repeat(4000));
-        let h = std::thread::spawn(move || {
-            let _ = w2.write_all(big.as_bytes());
-        });
-        let p = read_fd(r2.as_raw_fd(), limits(2000));
-        assert_eq!(p.end, End::TooLarge);
-        drop(r2);
-        let _ = h.join();
-        drop(w);
-    }
-
-    #[test]
-    fn eof_and_garbage() {
-        let (r, mut w) = pipe();
-        w.write_all(b"not json").unwrap();
-        drop(w);
-        let p = read_fd(r.as_raw_fd(), limits(1000));
-        assert_eq!(p.end, End::Eof, "read to the end, not scanned");
-        assert!(to_object(&p).is_empty());
-        // Something after the object: the object is what counts, as when its end was found
-        // before end of file.
-        let (r, mut w) = pipe();
-        w.write_all(b" {\"a\": \"}\"} trailing").unwrap();
-        drop(w);
-        let p = read_fd(r.as_raw_fd(), limits(1000));
-        assert_eq!(p.end, End::Eof);
-        assert_eq!(to_object(&p).get("a"), Some(&serde_json::json!("}")));
-        // Not an object while the writer stays open: answered without waiting for the end.
-        let (r, mut w) = pipe();
-        w.write_all(b"[1]").unwrap();
-        let t = Instant::now();
-        let p = read_fd(r.as_raw_fd(), limits(5000));
-        assert_eq!(p.end, End::NotAnObject);
-        assert!(t.elapsed() < Duration::from_millis(2000));
-        drop(w);
-        let (r, w) = pipe();
-        drop(w);
-        let p = read_fd(r.as_raw_fd(), limits(1000));
-        assert_eq!(p.end, End::Eof);
-        assert!(to_object(&p).is_empty());
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
-        #[test]
-        fn scanner_agrees_with_serde(s in "\\PC{0,40}", n in 0i64..1000, chunk in 1usize..7) {
-            let obj = serde_json::json!({"s": s, "n": n, "a": [s.clone(), {"k": "}"}]});
-            let text = obj.to_string();
-            let mut sc = Scanner::default();
-            let mut done = false;
-            for c in text.as_bytes().chunks(chunk) {
-                if sc.feed(c) { done = true; break; }
-            }
-            proptest::prop_assert!(done);
-            proptest::prop_assert_eq!(sc.end, Some(text.len()));
-        }
-    }
-}
+#[path = "input_tests.rs"]
+mod tests;

@@ -37,6 +37,7 @@
 
 pub mod agent;
 pub mod alloc;
+pub mod bytescan;
 pub mod debt;
 pub use fable_snapshot::digest;
 pub mod discovery;
@@ -44,6 +45,7 @@ pub mod error;
 pub mod events;
 pub mod fs_safety;
 pub mod input;
+pub mod json;
 pub mod ledger;
 pub mod lock;
 pub mod normalize;
@@ -503,8 +505,7 @@ fn run(raw: &[OsString]) -> i32 {
         return usage_note(&args, problem);
     }
     let payload = input::read_fd(0, input::Limits::from_env());
-    let mut obj = input::to_object(&payload);
-    drop(payload);
+    let mut obj = input::to_object(payload);
     let normalized = normalize::normalize_owned(&mut obj);
     let config = Config::hook_from_env();
     let req = Request {
