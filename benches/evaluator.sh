@@ -4,8 +4,9 @@
 #     per process and peak RSS, side by side with a Python 3 hook doing the same discovery,
 #     state read and mutation (payload/BENCH.md);
 #  2. every event (pre-tool-use, post-tool-use, stop, session-start) of the installed bundled
-#     evaluator beside an empty Rust binary's spawn, interleaved in one run, and a 1 MiB payload
-#     beside a small one (payload/benches/spawn_floor.rs).
+#     evaluator beside an empty Rust binary's spawn, interleaved in one run, and two 1 MiB
+#     payloads (one letter; source text with escapes) beside a small one
+#     (payload/benches/spawn_floor.rs).
 #   bash benches/evaluator.sh            # full run (300 processes per row)
 #   bash benches/evaluator.sh --smoke    # CI: 20 processes per row; checks correctness only
 #   bash benches/evaluator.sh --iters 1000

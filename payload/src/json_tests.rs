@@ -200,8 +200,17 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Cases per property: `PROPTEST_CASES`, or 512.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    // PROPTEST_CASES=N runs longer (the default is what CI runs).
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn generated_objects_agree(
