@@ -519,3 +519,64 @@ fn an_entry_edited_or_removed_by_hand_in_one_profile_is_repaired_by_the_next_app
     assert_eq!(again["changed"], false, "{again:#}");
     assert_eq!(listing, tree_listing(&f.env.root()), "a second apply wrote");
 }
+
+#[test]
+fn installing_by_path_a_directory_the_inventory_names_wires_it_once_under_its_name() {
+    let f = Fleet::new();
+    f.write_inventory(&["local"]);
+    f.env.ok(["apply"]);
+    let inventory = std::fs::read_to_string(f.env.fable_home.join("fleet.toml")).unwrap();
+    // By its path, and through a symlink to it: the inventory's `local`, not a second source.
+    let link = f.env.root().join("link-to-local");
+    std::os::unix::fs::symlink(&f.local, &link).unwrap();
+    for path in [&f.local, &link] {
+        let out = f
+            .env
+            .ok([Path::new("install").as_os_str(), path.as_os_str()]);
+        assert!(out.contains("source local"), "{out}");
+        let keys: Vec<Value> = f.status().iter().map(|s| s["key"].clone()).collect();
+        assert_eq!(keys, vec![Value::from("local")]);
+        for p in f.profiles() {
+            assert_eq!(entries_of(&p, "local").len(), 1, "{}", p.display());
+        }
+        assert_eq!(
+            std::fs::read_to_string(f.env.fable_home.join("fleet.toml")).unwrap(),
+            inventory,
+            "the inventory gained a second source"
+        );
+    }
+    // Uninstalling by path removes the inventory's source (and forgets it there).
+    f.env
+        .ok([Path::new("uninstall").as_os_str(), link.as_os_str()]);
+    assert!(f.status().is_empty());
+    for p in f.profiles() {
+        assert!(entries_of(&p, "local").is_empty(), "{}", p.display());
+    }
+    let text = std::fs::read_to_string(f.env.fable_home.join("fleet.toml")).unwrap();
+    assert!(!text.contains("name = \"local\""), "{text}");
+}
+
+#[test]
+fn an_inventory_naming_one_directory_twice_is_refused_before_anything_is_written() {
+    let f = Fleet::new();
+    let twice = f.inventory(&["local"]).replacen(
+        "[[profile]]",
+        &format!(
+            "[[source]]\nname = \"again\"\npath = \"{}\"\n\n[[profile]]",
+            f.local.display()
+        ),
+        1,
+    );
+    let path = f.env.fable_home.join("fleet.toml");
+    write(&path, &twice);
+    let out = f.env.run(["apply"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:", path.display()))
+            && err.contains("sources \"local\" and \"again\" are both the directory")
+            && err.contains("keep one [[source]] per directory"),
+        "{err}"
+    );
+    assert!(!f.env.fable_home.join("sources").exists());
+}

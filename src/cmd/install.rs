@@ -64,7 +64,10 @@ impl Run for InstallArgs {
         }
         let home = FableHome::from_env()?;
         let opts = InstallOptions {
-            spec: SourceSpec::from_arg(self.source.as_deref()),
+            spec: fable_installer::fleet::checkout_spec(
+                &home,
+                SourceSpec::from_arg(self.source.as_deref()),
+            )?,
             hosts: self.hosts,
             profile_dirs: self.profiles,
             dry_run: self.dry_run,

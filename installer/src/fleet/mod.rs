@@ -106,6 +106,52 @@ pub fn load_shared(home: &FableHome) -> Result<std::rc::Rc<Inventory>> {
     Inventory::load_shared(&home.inventory_path(), home.user_home())
 }
 
+/// The source a checkout path names (`fable install PATH`, `fable uninstall PATH`): the
+/// inventory's source of that directory under its name when the inventory lists one (a path
+/// source, the same on every machine), else a source installed from that directory under a
+/// key of its own, else the key its real path derives. Without this, installing by path a
+/// directory the inventory already applied wired the same hooks a second time under a second
+/// key, and every hook ran twice. An unreadable inventory is left to the step that reads it.
+pub fn checkout_spec(
+    home: &FableHome,
+    spec: crate::sync::SourceSpec,
+) -> Result<crate::sync::SourceSpec> {
+    use crate::sync::SourceSpec;
+    let SourceSpec::Checkout(path) = &spec else {
+        return Ok(spec);
+    };
+    let Ok(real) = path.canonicalize() else {
+        return Ok(spec);
+    };
+    let derived = fable_snapshot::source_key(&real);
+    let named = |key: &str| SourceSpec::Named {
+        key: key.to_string(),
+        path: path.clone(),
+    };
+    if let Ok(inv) = load(home) {
+        for s in &inv.sources {
+            if let inventory::SourceKind::Path(p) = &s.kind {
+                if s.name != derived && p.canonicalize().is_ok_and(|p| p == real) {
+                    return Ok(named(&s.name));
+                }
+            }
+        }
+    }
+    let store = home.store();
+    if store.read_record(&derived)?.is_none() {
+        for key in store.keys()? {
+            if key == fable_snapshot::key::DEFAULT_KEY {
+                continue;
+            }
+            let recorded = store.read_record(&key)?.and_then(|r| r.source);
+            if recorded.is_some_and(|p| p == real) {
+                return Ok(named(&key));
+            }
+        }
+    }
+    Ok(spec)
+}
+
 /// True when the inventory's `[defaults] trust_codex` or config.toml's `trust_codex` asks every
 /// install to trust fable's Codex entries.
 pub fn trust_codex(home: &FableHome) -> Result<bool> {

@@ -48,7 +48,12 @@ pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Optio
         )),
         SourceSpec::Checkout(p) => {
             if let Ok(real) = p.canonicalize() {
-                return Ok((fable_snapshot::source_key(&real), Some(real)));
+                // The inventory's or an installed source's key for this checkout, if any.
+                let key = match crate::fleet::checkout_spec(home, spec.clone())? {
+                    SourceSpec::Named { key, .. } => key,
+                    _ => fable_snapshot::source_key(&real),
+                };
+                return Ok((key, Some(real)));
             }
             // A checkout that is gone: the installed source recorded at that path.
             let absolute = std::env::current_dir()

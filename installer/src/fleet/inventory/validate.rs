@@ -108,6 +108,21 @@ impl Validator<'_> {
                     "give every [[source]] its own name",
                 ));
             }
+            if let SourceKind::Path(p) = &s.kind {
+                // The same directory twice would wire the same hooks twice.
+                if let Some(other) = inv.sources.iter().find(|o| o.kind == s.kind) {
+                    return Err(self.err(
+                        t.get("path").and_then(Item::span),
+                        &format!(
+                            "sources {:?} and {:?} are both the directory {}",
+                            other.name,
+                            s.name,
+                            p.display()
+                        ),
+                        "keep one [[source]] per directory (its hooks would run twice)",
+                    ));
+                }
+            }
             inv.sources.push(s);
         }
         for t in self.tables(root, "profile")? {
