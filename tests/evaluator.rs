@@ -238,6 +238,33 @@ fn usage_errors_and_panics_fail_open_with_one_line() {
     assert_eq!(code(&o), 0, "kill switch");
 }
 
+/// The executable defines the two C math functions it uses (src/main.rs, `math`), so the
+/// dynamic loader does not load `libm.so.6` at every hook call (docs/design.md, "Start-up cost
+/// of the evaluator"). Asked through glibc's loader (`LD_DEBUG=libs`); skipped where that
+/// reports nothing.
+#[test]
+fn the_evaluator_loads_no_math_library() {
+    let p = Proj::new();
+    let o = p.hook_in(
+        &p.root,
+        "stop",
+        &[],
+        "{}",
+        &[("FABLE_DISABLE", "1"), ("LD_DEBUG", "libs")],
+    );
+    assert_eq!(code(&o), 0, "kill switch");
+    let loader = stderr(&o);
+    if !loader.contains("calling init:") {
+        eprintln!("skipped: the dynamic loader reports no libraries here");
+        return;
+    }
+    assert!(loader.contains("libc.so"), "{loader}");
+    assert!(
+        !loader.contains("libm.so"),
+        "libm is loaded again: {loader}"
+    );
+}
+
 #[test]
 fn invalid_or_empty_input_is_an_empty_object() {
     let p = Proj::new();

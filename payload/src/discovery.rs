@@ -19,7 +19,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::fs_safety::{kind, Kind};
+use crate::fs_safety::{inspect, kind, Kind};
 
 /// The result of discovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +112,26 @@ pub fn configured_install_home() -> Option<PathBuf> {
 /// spellings do not matter), or it holds a `sources/` directory (an install home's layout,
 /// which catches a home installed under another `FABLE_HOME` than this process sees).
 pub fn is_install_home(dir: &Path, home: Option<&Path>) -> bool {
-    matches!(kind(&dir.join("sources")), Ok(Kind::Dir)) || same_dir(dir, home)
+    is_install_home_dir(dir, None, home)
+}
+
+/// [`is_install_home`] of a real directory whose own metadata `dir_md` is already at hand
+/// (from the `lstat` that found it a directory: for a directory that is what `stat` reports).
+fn is_install_home_dir(
+    dir: &Path,
+    dir_md: Option<&std::fs::Metadata>,
+    home: Option<&Path>,
+) -> bool {
+    if matches!(kind(&dir.join("sources")), Ok(Kind::Dir)) {
+        return true;
+    }
+    match dir_md {
+        Some(md) => {
+            let Some(home) = home else { return false };
+            std::fs::metadata(home).is_ok_and(|h| md.dev() == h.dev() && md.ino() == h.ino())
+        }
+        None => same_dir(dir, home),
+    }
 }
 
 /// Whether the `.fable` entry `dot`, of kind `k`, is fable's install home and so never a
@@ -138,7 +157,12 @@ fn same_dir(dir: &Path, home: Option<&Path>) -> bool {
 /// The owner of `dir` when it is not the effective uid (`None` when it is ours, or when the
 /// owner cannot be read, in which case later reads report the problem).
 pub fn foreign_owner(dir: &Path) -> Option<u32> {
-    let owner = std::fs::symlink_metadata(dir).ok()?.uid();
+    foreign_uid(&std::fs::symlink_metadata(dir).ok()?)
+}
+
+/// The owner in `md` when it is not the effective uid.
+pub fn foreign_uid(md: &std::fs::Metadata) -> Option<u32> {
+    let owner = md.uid();
     (owner != euid()).then_some(owner)
 }
 
@@ -155,10 +179,16 @@ pub fn discover_with(start: &Path, install_home: Option<&Path>) -> Found {
     let mut cur: &Path = &start;
     loop {
         let dot = cur.join(".fable");
-        match kind(&dot) {
-            Ok(k) if is_install_home_entry(&dot, k, install_home) => {}
+        // One `lstat` of the entry serves its kind, the install-home comparison and the owner.
+        let (found, md) = match inspect(&dot) {
+            Ok((k, md)) => (Ok(k), md),
+            Err(e) => (Err(e), None),
+        };
+        match found {
+            Ok(Kind::Dir) if is_install_home_dir(&dot, md.as_ref(), install_home) => {}
+            Ok(k @ Kind::Symlink) if is_install_home_entry(&dot, k, install_home) => {}
             Ok(Kind::Dir) => {
-                if let Some(owner) = foreign_owner(&dot) {
+                if let Some(owner) = md.as_ref().and_then(foreign_uid) {
                     return Found::Foreign {
                         root: cur.to_path_buf(),
                         owner,

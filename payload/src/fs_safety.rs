@@ -33,10 +33,16 @@ pub enum Kind {
 /// Classifies `path` without following symlinks. An error other than "not found" (e.g. a
 /// permission problem on the parent) is returned as [`Error::Io`].
 pub fn kind(path: &Path) -> Result<Kind> {
+    inspect(path).map(|(k, _)| k)
+}
+
+/// [`kind`] and the metadata it was read from (`None` when missing), for a caller that also
+/// needs the owner or the inode: one `lstat` instead of two.
+pub fn inspect(path: &Path) -> Result<(Kind, Option<fs::Metadata>)> {
     match fs::symlink_metadata(path) {
         Ok(md) => {
             let ft = md.file_type();
-            Ok(if ft.is_symlink() {
+            let k = if ft.is_symlink() {
                 Kind::Symlink
             } else if ft.is_dir() {
                 Kind::Dir
@@ -44,10 +50,11 @@ pub fn kind(path: &Path) -> Result<Kind> {
                 Kind::File
             } else {
                 Kind::Special
-            })
+            };
+            Ok((k, Some(md)))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Kind::Missing),
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok(Kind::Missing),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Kind::Missing, None)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Ok((Kind::Missing, None)),
         Err(e) => Err(Error::io("inspect", path, e)),
     }
 }
@@ -76,10 +83,15 @@ pub fn check_file(path: &Path) -> Result<bool> {
 
 /// Ok(true) when `path` is a real directory, Ok(false) when absent, [`Error::Unsafe`] otherwise.
 pub fn check_dir(path: &Path) -> Result<bool> {
-    match kind(path)? {
-        Kind::Dir => Ok(true),
-        Kind::Missing => Ok(false),
-        k => Err(Error::unsafe_path(
+    check_dir_meta(path).map(|md| md.is_some())
+}
+
+/// [`check_dir`], returning the directory's metadata (`None` when absent).
+pub fn check_dir_meta(path: &Path) -> Result<Option<fs::Metadata>> {
+    match inspect(path)? {
+        (Kind::Dir, md) => Ok(md),
+        (Kind::Missing, _) => Ok(None),
+        (k, _) => Err(Error::unsafe_path(
             path,
             format!("is {}, expected a real directory", describe(k)),
         )),
@@ -110,7 +122,16 @@ pub fn read_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     if !check_file(path)? {
         return Ok(None);
     }
-    let file = match OpenOptions::new()
+    read_checked_file(path, max)
+}
+
+/// [`read_file`] of a path that [`check_file`] reported a regular file a moment ago in this
+/// process, without checking it a second time: still opened with `O_NOFOLLOW | O_NONBLOCK` and
+/// re-checked with fstat, so a symlink or special file swapped in since is refused unread, as
+/// [`read_file`] refuses one swapped in between its own check and open. `Ok(None)` when it has
+/// been removed since.
+pub fn read_checked_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    let mut file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
@@ -132,10 +153,28 @@ pub fn read_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
             format!("is larger than {max} bytes"),
         ));
     }
-    let mut buf = Vec::with_capacity(md.len() as usize);
-    file.take(max + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io("read", path, e))?;
+    // One read of the whole file and one that finds its end (`read_to_end` on a `Take` starts
+    // at 8 KiB and probes again: four system calls for a 12 KiB state file). The buffer grows
+    // if the file did since the fstat, to at most one byte over `max`.
+    let cap = (md.len().min(max) as usize).saturating_add(1);
+    let mut buf = vec![0u8; cap];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            if len as u64 > max {
+                break;
+            }
+            let grown = len.saturating_mul(2).min((max as usize).saturating_add(1));
+            buf.resize(grown.max(len + 1), 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("read", path, e)),
+        }
+    }
+    buf.truncate(len);
     if buf.len() as u64 > max {
         return Err(Error::unsafe_path(
             path,
@@ -149,12 +188,17 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A name unique to this process and call: `<prefix><pid>-<nanos>-<counter><suffix>`.
 pub fn unique_name(prefix: &str, suffix: &str) -> String {
+    unique_name_of(std::process::id(), prefix, suffix)
+}
+
+/// [`unique_name`] for a caller that already holds its pid (`getpid` is a system call).
+pub fn unique_name_of(pid: u32, prefix: &str, suffix: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}{}-{nanos}-{n}{suffix}", std::process::id())
+    format!("{prefix}{pid}-{nanos}-{n}{suffix}")
 }
 
 /// Creates a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) with mode 0644.
@@ -178,10 +222,11 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 /// beside it, written, then put in place. Durable: fsynced, renamed over the target, directory
 /// fsynced. Not durable (the evaluator's records): exchanged with the target
 /// (`renameat2(RENAME_EXCHANGE)`) and the old file, now under the temp name, unlinked; see
-/// [`replace_unsynced`]. Refuses when `path` is a symlink or special file. The temp file is
-/// removed on failure.
+/// [`replace_unsynced`]. Refuses when `path` is a symlink or special file: checked once, after
+/// the temp file is written and just before it is put in place (a check before writing it too
+/// would only refuse sooner, at the cost of an `lstat` on every write). The temp file is removed
+/// on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
-    check_file(path)?;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let base = path
         .file_name()
@@ -294,6 +339,28 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn reads_whole_files_of_any_size_within_the_cap() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("f");
+        for len in [0usize, 1, 4095, 4096, 12_030, 100_000] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            fs::write(&f, &bytes).unwrap();
+            assert_eq!(read_file(&f, 100_000).unwrap().unwrap(), bytes, "{len}");
+            assert_eq!(read_checked_file(&f, 100_000).unwrap().unwrap(), bytes);
+        }
+        assert!(read_file(&f, 99_999).is_err(), "one byte over the cap");
+        // A checked path that changed since: gone is absent, a symlink is refused unread.
+        let gone = t.path().join("gone");
+        assert_eq!(read_checked_file(&gone, 10).unwrap(), None);
+        let l = t.path().join("l");
+        std::os::unix::fs::symlink(&f, &l).unwrap();
+        assert!(matches!(
+            read_checked_file(&l, 1 << 20),
+            Err(Error::Unsafe { .. })
+        ));
     }
 
     #[test]

@@ -275,13 +275,23 @@ fn decide(req: &Request<'_>, input: &Input) -> Decided {
             (v, packs::post_tool_use(packs::PACKS, &ctx))
         }
         Event::Stop | Event::SessionEnd => {
-            let gate = match &found {
+            let (gate, seen) = match &found {
                 Found::Project { root } => {
-                    events::stop::gate(&project::Project::new(root), input, req.event)
+                    let (v, seen) =
+                        events::stop::gate_seen(&project::Project::new(root), input, req.event);
+                    // What the gate read serves the bound only when it counts the same project.
+                    (
+                        v,
+                        if *root == pack_project.root {
+                            seen
+                        } else {
+                            Default::default()
+                        },
+                    )
                 }
-                _ => Verdict::Allow,
+                _ => (Verdict::Allow, Default::default()),
             };
-            packs::stop_verdict(packs::PACKS, &ctx, req.config, gate)
+            packs::stop_verdict(packs::PACKS, &ctx, req.config, gate, &seen)
         }
         _ => {
             let v = lifecycle(req, input, &start, found, protected.as_deref());

@@ -12,14 +12,21 @@
 //! as stale after [`UNKNOWN_HOLDER_GRACE`]. Breaking a stale lock is itself serialised through
 //! `.fable/state.lock.break`, and the stale content is re-read under it, so two waiters can
 //! never both break the lock and delete a fresh one. Release removes the file only if it still
-//! holds this holder's token.
+//! holds this holder's token: the holder keeps the descriptor it created the file with, and the
+//! path must still name that very file (same device and inode; the open descriptor keeps the
+//! inode number from being reused) holding the content it wrote.
+//!
+//! The path is not `lstat`ed before each attempt: the exclusive, non-following creation fails
+//! with `EEXIST` on a symlink, directory or special file as on a held lock, and the stale check
+//! that follows reads the path through [`fs_safety::read_file`], which refuses them as unsafe.
 
 use std::io::Write;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::error::{Error, Result};
-use crate::fs_safety::{self, check_file, create_new, unique_name};
+use crate::fs_safety::{self, check_file, create_new, unique_name_of};
 
 /// How long a lock without a readable pid is respected.
 pub const UNKNOWN_HOLDER_GRACE: Duration = Duration::from_secs(30);
@@ -33,6 +40,20 @@ const BREAKER_GRACE: Duration = Duration::from_secs(5);
 pub struct Lock {
     path: PathBuf,
     content: String,
+    /// The lock file as created (read and write), kept open until release.
+    file: std::fs::File,
+}
+
+/// Creates the lock file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0644), open for
+/// reading too, so that release can check it through this descriptor.
+fn create_lock(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
 }
 
 impl Lock {
@@ -40,14 +61,14 @@ impl Lock {
     pub fn acquire(path: &Path, wait: Duration) -> Result<Lock> {
         let deadline = Instant::now() + wait;
         let pid = std::process::id();
+        let token = unique_name_of(pid, "", "");
         let content = match start_time(pid) {
-            Some(start) => format!("{pid} {} {start}\n", unique_name("", "")),
-            None => format!("{pid} {}\n", unique_name("", "")),
+            Some(start) => format!("{pid} {token} {start}\n"),
+            None => format!("{pid} {token}\n"),
         };
         let mut backoff = Duration::from_micros(500);
         loop {
-            check_file(path)?;
-            match create_new(path) {
+            match create_lock(path) {
                 Ok(mut f) => {
                     if let Err(e) = f.write_all(content.as_bytes()) {
                         drop(f);
@@ -64,6 +85,7 @@ impl Lock {
                     return Ok(Lock {
                         path: path.to_path_buf(),
                         content,
+                        file: f,
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -93,12 +115,27 @@ impl Lock {
     }
 }
 
+impl Lock {
+    /// Whether the lock path still names the file this holder created, holding its content.
+    fn still_ours(&self) -> bool {
+        let (Ok(mine), Ok(there)) = (self.file.metadata(), std::fs::symlink_metadata(&self.path))
+        else {
+            return false;
+        };
+        if !there.file_type().is_file() || there.dev() != mine.dev() || there.ino() != mine.ino() {
+            return false;
+        }
+        // One byte more than the content, so that a longer file does not compare equal.
+        let want = self.content.as_bytes();
+        let mut buf = vec![0u8; want.len() + 1];
+        matches!(self.file.read_at(&mut buf, 0), Ok(n) if &buf[..n] == want)
+    }
+}
+
 impl Drop for Lock {
     fn drop(&mut self) {
-        if let Ok(Some(b)) = fs_safety::read_file(&self.path, 4096) {
-            if b == self.content.as_bytes() {
-                let _ = std::fs::remove_file(&self.path);
-            }
+        if self.still_ours() {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
@@ -124,7 +161,8 @@ pub fn start_time(pid: u32) -> Option<u64> {
     let mut buf = [0u8; 4096];
     let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
     let mut len = 0;
-    while len < buf.len() {
+    // The file is one line: a read that ends it is the whole file (procfs returns it in one).
+    while len < buf.len() && (len == 0 || buf[len - 1] != b'\n') {
         match f.read(&mut buf[len..]) {
             Ok(0) => break,
             Ok(n) => len += n,
@@ -235,6 +273,45 @@ mod tests {
             Err(Error::Unsafe { .. })
         ));
         assert!(!target.exists());
+    }
+
+    #[test]
+    fn release_removes_only_the_file_this_holder_created() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state.lock");
+        // The path now names another file, even one with the same content: kept.
+        let a = Lock::acquire(&p, Duration::from_millis(10)).unwrap();
+        let content = std::fs::read(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, &content).unwrap();
+        drop(a);
+        assert!(p.exists(), "another holder's file is not released");
+        std::fs::remove_file(&p).unwrap();
+        // The holder's own file rewritten in place with other content: kept.
+        let b = Lock::acquire(&p, Duration::from_millis(10)).unwrap();
+        std::fs::write(&p, "1 other\n").unwrap();
+        drop(b);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "1 other\n");
+        std::fs::remove_file(&p).unwrap();
+        // A directory or a FIFO at the path is unsafe (no lstat before creating: the exclusive
+        // creation fails and the stale check refuses it).
+        std::fs::create_dir(&p).unwrap();
+        assert!(matches!(
+            Lock::acquire(&p, Duration::from_millis(30)),
+            Err(Error::Unsafe { .. })
+        ));
+        std::fs::remove_dir(&p).unwrap();
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: c is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(matches!(
+            Lock::acquire(&p, Duration::from_millis(30)),
+            Err(Error::Unsafe { .. })
+        ));
+        std::fs::remove_file(&p).unwrap();
+        // Its own, unchanged: removed on release.
+        drop(Lock::acquire(&p, Duration::from_millis(10)).unwrap());
+        assert!(!p.exists());
     }
 
     fn set_age(p: &Path, age: Duration) {

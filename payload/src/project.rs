@@ -76,19 +76,6 @@ impl Config {
     }
 }
 
-/// The last state file this process parsed: its exact bytes, path and workspace id, and the
-/// result ([`Project::read_state`]).
-struct Parsed {
-    bytes: Vec<u8>,
-    path: PathBuf,
-    workspace_id: String,
-    state: State,
-}
-
-thread_local! {
-    static LAST_PARSED: std::cell::RefCell<Option<Parsed>> = const { std::cell::RefCell::new(None) };
-}
-
 /// A project root holding a real `.fable/` directory.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -98,6 +85,16 @@ pub struct Project {
     pub fable_dir: PathBuf,
     /// The project's workspace id.
     pub workspace_id: String,
+}
+
+/// What [`Project::checked`] found at the state and ledger paths: whether each was a regular
+/// file (`false`: absent), so that a read right after need not `lstat` it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// `state.json` was a regular file.
+    pub state: bool,
+    /// `LEDGER.md` was a regular file.
+    pub ledger: bool,
 }
 
 /// What a committed transaction did besides the caller's change.
@@ -133,54 +130,65 @@ impl Project {
     /// Checks every lifecycle path: `.fable` a real directory; state, ledger and lock regular
     /// files (or absent); the debt directory a real directory (or absent).
     pub fn check_safe(&self) -> Result<()> {
-        if !check_dir(&self.fable_dir)? {
+        self.checked().map(|_| ())
+    }
+
+    /// [`Project::check_safe`], returning what it found at the state and ledger paths.
+    pub fn checked(&self) -> Result<Checked> {
+        // One `lstat` of `.fable` for both its kind and its owner.
+        let Some(md) = fs_safety::check_dir_meta(&self.fable_dir)? else {
             return Err(Error::unsafe_path(&self.fable_dir, "disappeared"));
-        }
-        if let Some(owner) = crate::discovery::foreign_owner(&self.fable_dir) {
+        };
+        if let Some(owner) = crate::discovery::foreign_uid(&md) {
             return Err(Error::Foreign {
                 path: self.fable_dir.clone(),
                 owner,
             });
         }
-        check_file(&self.state_path())?;
-        check_file(&self.ledger_path())?;
+        let state = check_file(&self.state_path())?;
+        let ledger = check_file(&self.ledger_path())?;
         check_file(&self.lock_path())?;
         check_dir(&debt::dir(&self.fable_dir))?;
-        Ok(())
+        Ok(Checked { state, ledger })
     }
 
-    /// Reads the state; a missing file is a fresh state. The file is read every time; parsing
-    /// is shared within the process when its bytes are the ones last parsed (Stop reads the
-    /// state for its gate and again for the blocked-stop count's progress).
+    /// Reads the state; a missing file is a fresh state.
     pub fn read_state(&self) -> Result<State> {
+        self.read_state_after(None)
+    }
+
+    /// [`Project::read_state`] right after [`Project::checked`] found `checked`: a state file
+    /// found regular is opened without a second `lstat` (still `O_NOFOLLOW` and re-checked with
+    /// fstat); one found absent is checked again, since it may have been created since (under
+    /// the lock, by the transaction that held it before).
+    pub fn read_state_after(&self, checked: Option<Checked>) -> Result<State> {
         let p = self.state_path();
-        match fs_safety::read_file(&p, MAX_STATE_BYTES)? {
+        let bytes = if checked.is_some_and(|c| c.state) {
+            fs_safety::read_checked_file(&p, MAX_STATE_BYTES)?
+        } else {
+            fs_safety::read_file(&p, MAX_STATE_BYTES)?
+        };
+        match bytes {
             None => Ok(State::new(&self.workspace_id)),
-            Some(b) => LAST_PARSED.with(|last| {
-                let mut last = last.borrow_mut();
-                if let Some(m) = last
-                    .as_ref()
-                    .filter(|m| m.bytes == b && m.path == p && m.workspace_id == self.workspace_id)
-                {
-                    return Ok(m.state.clone());
-                }
-                let state = State::parse(&b, &self.workspace_id, &p)?;
-                *last = Some(Parsed {
-                    bytes: b,
-                    path: p,
-                    workspace_id: self.workspace_id.clone(),
-                    state: state.clone(),
-                });
-                Ok(state)
-            }),
+            Some(b) => State::parse(&b, &self.workspace_id, &p),
         }
     }
 
     /// Reads the ledger; `None` when there is no `LEDGER.md`.
     pub fn read_ledger(&self) -> Result<Option<Ledger>> {
+        self.read_ledger_after(None)
+    }
+
+    /// [`Project::read_ledger`] right after [`Project::checked`] found `checked` (as
+    /// [`Project::read_state_after`]).
+    pub fn read_ledger_after(&self, checked: Option<Checked>) -> Result<Option<Ledger>> {
         let p = self.ledger_path();
-        Ok(fs_safety::read_file(&p, MAX_LEDGER_BYTES)?
-            .map(|b| Ledger::parse(&String::from_utf8_lossy(&b))))
+        let bytes = if checked.is_some_and(|c| c.ledger) {
+            fs_safety::read_checked_file(&p, MAX_LEDGER_BYTES)?
+        } else {
+            fs_safety::read_file(&p, MAX_LEDGER_BYTES)?
+        };
+        Ok(bytes.map(|b| Ledger::parse(&String::from_utf8_lossy(&b))))
     }
 
     /// Removes `.state.json.tmp-*` files (regular files only) older than [`ABANDONED_TEMP`]:
@@ -222,10 +230,10 @@ impl Project {
         event: &str,
         change: impl FnOnce(&mut State) -> Result<(T, String)>,
     ) -> Result<(T, Committed)> {
-        self.check_safe()?;
+        let checked = self.checked()?;
         let lock = Lock::acquire(&self.lock_path(), cfg.lock_wait)?;
         self.sweep_abandoned_temp_files();
-        let mut state = self.read_state()?;
+        let mut state = self.read_state_after(Some(checked))?;
         let snap = debt::snapshot(&self.fable_dir, &self.workspace_id)?;
         let folded = snap.foldable.len();
         state.mutate(folded as u64);
@@ -320,6 +328,40 @@ mod tests {
         assert!(
             p.read_state().is_err(),
             "an invalid file is refused, never the memo"
+        );
+    }
+
+    #[test]
+    fn a_state_found_absent_is_looked_for_again() {
+        let (_t, p, cfg) = project();
+        let checked = p.checked().unwrap();
+        assert_eq!(
+            checked,
+            Checked {
+                state: false,
+                ledger: false
+            }
+        );
+        // Created after the check (as by the transaction that held the lock before).
+        p.transact(&cfg, "test", |s| {
+            s.mutate(1);
+            Ok(((), "x".into()))
+        })
+        .unwrap();
+        assert_eq!(
+            p.read_state_after(Some(checked))
+                .unwrap()
+                .mutation_generation,
+            1
+        );
+        std::fs::write(p.ledger_path(), "- [ ] a card\n").unwrap();
+        let ledger = p.read_ledger_after(Some(checked)).unwrap().unwrap();
+        assert_eq!(ledger.open.len(), 1);
+        let checked = p.checked().unwrap();
+        assert!(checked.state && checked.ledger);
+        assert_eq!(
+            p.read_state_after(Some(checked)).unwrap(),
+            p.read_state().unwrap()
         );
     }
 

@@ -360,10 +360,10 @@ impl State {
         })
     }
 
-    /// Serialises as pretty JSON with a trailing newline.
+    /// Pretty JSON and a newline, in a buffer sized once (not regrown 11 times for 12 KiB).
     pub fn to_bytes(&self) -> Vec<u8> {
-        // Serialising a struct of strings, integers and vectors cannot fail.
-        let mut v = serde_json::to_vec_pretty(self).unwrap_or_default();
+        let mut v = Vec::with_capacity(1024 + 320 * self.evidence.len());
+        serde_json::to_writer_pretty(&mut v, self).unwrap_or_else(|_| v.clear()); // infallible
         v.push(b'\n');
         v
     }

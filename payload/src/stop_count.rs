@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::fs_safety;
 use crate::lock::Lock;
 use crate::project::{Config, Project};
+use crate::state::State;
 
 /// The file's name inside `.fable/`.
 pub const FILE: &str = "stop-blocks.json";
@@ -85,11 +86,34 @@ fn now() -> u64 {
         .unwrap_or(0)
 }
 
+/// What the Stop gate already read of `project` (`None`: not read), so that the progress
+/// fingerprint of a stop it blocked does not read and parse it a second time.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    /// The state (`Some(None)`: it could not be read or was invalid).
+    pub state: Option<Option<State>>,
+    /// The number of outstanding mutation-debt entries (`Some(None)`: unreadable).
+    pub debt: Option<Option<usize>>,
+}
+
 /// The progress fingerprint of `project`: its mutation generation, its newest evidence
 /// record and its pending mutation tokens (each "?" when unreadable).
 pub fn progress(project: &Project) -> String {
-    let state = match project.read_state() {
-        Ok(s) => {
+    progress_seen(project, &Seen::default())
+}
+
+/// [`progress`], taking what `seen` holds instead of reading it again.
+pub fn progress_seen(project: &Project, seen: &Seen) -> String {
+    let read;
+    let state = match &seen.state {
+        Some(s) => s.as_ref(),
+        None => {
+            read = project.read_state().ok();
+            read.as_ref()
+        }
+    };
+    let state = match state {
+        Some(s) => {
             let newest = s
                 .evidence
                 .last()
@@ -107,11 +131,15 @@ pub fn progress(project: &Project) -> String {
                 key(&newest)
             )
         }
-        Err(_) => "?".to_owned(),
+        None => "?".to_owned(),
     };
-    let debt = crate::debt::snapshot(&project.fable_dir, &project.workspace_id)
-        .map(|s| s.outstanding().to_string())
-        .unwrap_or_else(|_| "?".to_owned());
+    let debt = match seen.debt {
+        Some(d) => d,
+        None => crate::debt::snapshot(&project.fable_dir, &project.workspace_id)
+            .ok()
+            .map(|s| s.outstanding()),
+    };
+    let debt = debt.map_or_else(|| "?".to_owned(), |n| n.to_string());
     format!("{state}/{debt}")
 }
 
@@ -119,13 +147,17 @@ pub fn progress(project: &Project) -> String {
 /// file is `None`.
 fn read(project: &Project) -> Result<Option<Counts>> {
     let p = path(project);
-    if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && m.len() > MAX_BYTES) {
-        return Ok(Some(Counts::default()));
+    match fs_safety::read_file(&p, MAX_BYTES) {
+        Ok(b) => Ok(b.map(|b| serde_json::from_slice(&b).unwrap_or_default())),
+        // Refused as unsafe, yet a regular file: an oversized one (looked at again only on this
+        // path, so that an ordinary read costs one `lstat`, not two).
+        Err(Error::Unsafe { .. })
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && m.len() > MAX_BYTES) =>
+        {
+            Ok(Some(Counts::default()))
+        }
+        Err(e) => Err(e),
     }
-    Ok(
-        fs_safety::read_file(&p, MAX_BYTES)?
-            .map(|b| serde_json::from_slice(&b).unwrap_or_default()),
-    )
 }
 
 fn write(project: &Project, counts: &Counts, durable: bool) -> Result<()> {
@@ -231,6 +263,55 @@ mod tests {
         clear(&p, "s", &cfg).unwrap();
         assert_eq!(record_block(&p, "s", "b", &cfg).unwrap(), Count::Block(1));
         assert!(!p.lock_path().exists(), "the lock is released");
+    }
+
+    #[test]
+    fn progress_takes_what_the_gate_saw() {
+        let (_t, p, cfg) = project();
+        p.transact(&cfg, "test", |s| {
+            s.mutate(2);
+            Ok(((), "x".into()))
+        })
+        .unwrap();
+        let read = progress(&p);
+        assert!(read.starts_with("2:0:") && read.ends_with("/0"), "{read}");
+        let (_, seen) = crate::events::stop::gate_seen(
+            &p,
+            &crate::normalize::normalize(&Default::default()),
+            crate::Event::Stop,
+        );
+        assert_eq!(progress_seen(&p, &seen), read, "the same fingerprint");
+        // What was seen is used as it is, not read again.
+        let mut earlier = p.read_state().unwrap();
+        earlier.mutation_generation = 7;
+        let seen = Seen {
+            state: Some(Some(earlier)),
+            debt: Some(Some(3)),
+        };
+        let fp = progress_seen(&p, &seen);
+        assert!(fp.starts_with("7:0:") && fp.ends_with("/3"), "{fp}");
+        let unreadable = Seen {
+            state: Some(None),
+            debt: Some(None),
+        };
+        assert_eq!(progress_seen(&p, &unreadable), "?/?");
+    }
+
+    #[test]
+    fn an_oversized_count_file_starts_afresh_and_a_symlink_is_refused() {
+        let (_t, p, cfg) = project();
+        std::fs::write(path(&p), vec![b' '; MAX_BYTES as usize + 1]).unwrap();
+        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(1));
+        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(2));
+        std::fs::remove_file(path(&p)).unwrap();
+        let elsewhere = p.root.join("elsewhere.json");
+        std::fs::write(&elsewhere, "{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, path(&p)).unwrap();
+        assert!(matches!(
+            record_block(&p, "s", "a", &cfg),
+            Err(Error::Unsafe { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}");
     }
 
     #[test]

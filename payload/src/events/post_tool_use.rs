@@ -278,10 +278,11 @@ pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) 
     if !mutation && !failure {
         // A successful command only matters when it ends a failure streak. (The transaction
         // below checks the lifecycle paths itself.)
-        if let Err(e) = project.check_safe() {
-            return Verdict::Note(format!("[fable] state not updated: {e}"));
-        }
-        match project.read_state() {
+        let checked = match project.checked() {
+            Ok(c) => c,
+            Err(e) => return Verdict::Note(format!("[fable] state not updated: {e}")),
+        };
+        match project.read_state_after(Some(checked)) {
             Ok(s) if s.failure_streak == 0 => return Verdict::Allow,
             Ok(_) => {}
             Err(e) => return Verdict::Note(format!("[fable] state not updated: {e}")),

@@ -274,15 +274,16 @@ pub fn unsafe_project(input: &Input, cfg: &Config, msg: &str) -> Verdict {
 
 /// Runs the guard for a delegation that [`needs_project`].
 pub fn run(project: &Project, cfg: &Config) -> Verdict {
-    if let Err(e) = project.check_safe() {
-        return block(&format!("{e}"), "unknown", "unknown", cfg);
-    }
-    match project.read_ledger() {
+    let checked = match project.checked() {
+        Ok(c) => c,
+        Err(e) => return block(&format!("{e}"), "unknown", "unknown", cfg),
+    };
+    match project.read_ledger_after(Some(checked)) {
         Ok(Some(l)) if l.paused.is_some() || !l.open.is_empty() => return Verdict::Allow,
         Ok(_) => {}
         Err(e) => return block(&format!("{e}"), "unknown", "unknown", cfg),
     }
-    let (phase, skill) = match project.read_state() {
+    let (phase, skill) = match project.read_state_after(Some(checked)) {
         Ok(s) => (s.phase, s.current_skill.unwrap_or_else(|| "none".into())),
         Err(_) => ("invalid".into(), "none".into()),
     };

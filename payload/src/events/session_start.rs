@@ -16,11 +16,14 @@ use crate::project::Project;
 pub fn run(project: &Project) -> Verdict {
     let mut c = String::new();
     let _ = writeln!(c, "[fable] lifecycle state of {}", project.root.display());
-    if let Err(e) = project.check_safe() {
-        let _ = writeln!(c, "UNSAFE: {e}. Stop is blocked until this is repaired.");
-        return Verdict::Context(c.trim_end().to_owned());
-    }
-    let state = match project.read_state() {
+    let checked = match project.checked() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(c, "UNSAFE: {e}. Stop is blocked until this is repaired.");
+            return Verdict::Context(c.trim_end().to_owned());
+        }
+    };
+    let state = match project.read_state_after(Some(checked)) {
         Ok(s) => Some(s),
         Err(e) => {
             let _ = writeln!(
@@ -51,7 +54,7 @@ pub fn run(project: &Project) -> Verdict {
             Err(_) => {}
         }
     }
-    let ledger = match project.read_ledger() {
+    let ledger = match project.read_ledger_after(Some(checked)) {
         Ok(l) => l.unwrap_or_default(),
         Err(e) => {
             let _ = writeln!(c, "ledger unreadable: {e}");

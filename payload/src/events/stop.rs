@@ -15,8 +15,9 @@
 use crate::debt;
 use crate::error::Error;
 use crate::output::Verdict;
-use crate::project::{Config, Project};
-use crate::stop_count;
+use crate::project::{Checked, Config, Project};
+use crate::state::State;
+use crate::stop_count::{self, Seen};
 use crate::{Event, Input};
 
 fn block(event: Event, body: String) -> Verdict {
@@ -32,13 +33,26 @@ fn block(event: Event, body: String) -> Verdict {
 /// blocked stops of the payload's session without progress, the stop is let through with a
 /// loud note; an allowed stop resets the session's count.
 pub fn run(project: &Project, input: &Input, event: Event, cfg: &Config) -> Verdict {
-    bound(project, input, cfg, gate(project, input, event))
+    let (verdict, seen) = gate_seen(project, input, event);
+    bound_seen(project, input, cfg, verdict, &seen)
 }
 
 /// Bounds a stop's `verdict` per session ([`crate::stop_count`]): a block is counted and, past
 /// the limit, let through with a loud note; an allowed stop resets the count. Shared by the
 /// lifecycle gate and the rule packs' Stop rules (one counter for both).
 pub fn bound(project: &Project, input: &Input, cfg: &Config, verdict: Verdict) -> Verdict {
+    bound_seen(project, input, cfg, verdict, &Seen::default())
+}
+
+/// [`bound`], with what the gate already read of `project` ([`gate_seen`]) for the progress
+/// fingerprint of a block.
+pub fn bound_seen(
+    project: &Project,
+    input: &Input,
+    cfg: &Config,
+    verdict: Verdict,
+    seen: &Seen,
+) -> Verdict {
     let Some(session) = input.session_id.as_deref() else {
         return verdict;
     };
@@ -51,7 +65,7 @@ pub fn bound(project: &Project, input: &Input, cfg: &Config, verdict: Verdict) -
             return other;
         }
     };
-    let progress = stop_count::progress(project);
+    let progress = stop_count::progress_seen(project, seen);
     match stop_count::record_block(project, session, &progress, cfg) {
         Ok(stop_count::Count::Block(_)) => Verdict::Block(reason),
         Ok(stop_count::Count::Release(n)) => Verdict::Note(format!(
@@ -71,20 +85,45 @@ pub fn bound(project: &Project, input: &Input, cfg: &Config, verdict: Verdict) -
 
 /// The gate alone, without the bound (read-only; used by `fable state` too).
 pub fn gate(project: &Project, input: &Input, event: Event) -> Verdict {
-    if let Err(e) = project.check_safe() {
-        return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you)."));
-    }
+    gate_seen(project, input, event).0
+}
+
+/// [`gate`], and what it read of the project: the state and the debt count, which the
+/// blocked-stop count's progress fingerprint takes from here instead of reading them again.
+pub fn gate_seen(project: &Project, input: &Input, event: Event) -> (Verdict, Seen) {
+    let mut seen = Seen::default();
+    let verdict = gate_into(project, input, event, &mut seen);
+    (verdict, seen)
+}
+
+fn gate_into(project: &Project, input: &Input, event: Event, seen: &mut Seen) -> Verdict {
+    let checked = match project.checked() {
+        Ok(c) => c,
+        Err(e) => return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you).")),
+    };
     // The state is read before the debt: a mutation that could not be recorded because the
     // state is invalid is debt too, and the cause to name is the state, not the lock.
-    let state = match project.read_state() {
+    let state = match project.read_state_after(Some(checked)) {
         Ok(s) => s,
-        Err(e) => return block(event, e.to_string()),
-    };
-    match debt::snapshot(&project.fable_dir, &project.workspace_id) {
         Err(e) => {
-            return block(event, format!("{e}. Repair the mutation debt as state; deleting the directory is not a fix."))
+            seen.state = Some(None);
+            return block(event, e.to_string());
+        }
+    };
+    let debt = debt::snapshot(&project.fable_dir, &project.workspace_id);
+    seen.debt = Some(debt.as_ref().ok().map(debt::Snapshot::outstanding));
+    match debt {
+        Err(e) => {
+            seen.state = Some(Some(state));
+            return block(
+                event,
+                format!(
+                    "{e}. Repair the mutation debt as state; deleting the directory is not a fix."
+                ),
+            );
         }
         Ok(s) if s.outstanding() > 0 => {
+            seen.state = Some(Some(state));
             return block(
                 event,
                 format!(
@@ -93,10 +132,24 @@ pub fn gate(project: &Project, input: &Input, event: Event) -> Verdict {
                     s.outstanding(),
                     debt::dir(&project.fable_dir).display()
                 ),
-            )
+            );
         }
         Ok(_) => {}
     }
+    let verdict = judge(project, input, event, &state, checked);
+    seen.state = Some(Some(state));
+    verdict
+}
+
+/// The gate past the integrity checks: loop safety, the ledger, and the verification of a
+/// round that did work.
+fn judge(
+    project: &Project,
+    input: &Input,
+    event: Event,
+    state: &State,
+    checked: Checked,
+) -> Verdict {
     if input.stop_hook_active {
         return Verdict::Allow;
     }
@@ -109,7 +162,7 @@ pub fn gate(project: &Project, input: &Input, event: Event) -> Verdict {
     {
         return Verdict::Allow;
     }
-    let ledger = match project.read_ledger() {
+    let ledger = match project.read_ledger_after(Some(checked)) {
         Ok(l) => l,
         Err(e) => return block(event, e.to_string()),
     };

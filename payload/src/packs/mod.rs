@@ -288,11 +288,15 @@ pub fn pre_tool_use(registry: &[Pack], ctx: &Ctx<'_>) -> (Verdict, Decision) {
 /// rule blocks at most `FABLE_STOP_BLOCK_LIMIT` consecutive times. A rule's block that the
 /// bound lets through is logged as `released`. Advisories on a stop that goes through become a
 /// note (one warning line on stderr) and are logged as `advisory`; a block drops them.
+///
+/// `seen` is what the gate read of `ctx.project` ([`crate::events::stop::gate_seen`]; empty
+/// when it judged another project), for the bound's progress fingerprint.
 pub fn stop_verdict(
     registry: &[Pack],
     ctx: &Ctx<'_>,
     cfg: &Config,
     gate: Verdict,
+    seen: &crate::stop_count::Seen,
 ) -> (Verdict, Decision) {
     let mut d = Decision::default();
     let mut verdict = gate;
@@ -305,7 +309,7 @@ pub fn stop_verdict(
             d.advice.clear();
         }
     }
-    let bounded = crate::events::stop::bound(ctx.project, ctx.input, cfg, verdict);
+    let bounded = crate::events::stop::bound_seen(ctx.project, ctx.input, cfg, verdict, seen);
     if !matches!(bounded, Verdict::Block(_)) {
         for f in d.fires.iter_mut().filter(|f| f.verdict != "advisory") {
             f.verdict = "released";

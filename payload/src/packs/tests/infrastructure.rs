@@ -130,7 +130,7 @@ fn a_stop_blocking_rule_is_bounded_by_the_shared_counter() {
             env: &env,
             durable: false,
         };
-        stop_verdict(TEST_PACKS, &ctx, &cfg, gate)
+        stop_verdict(TEST_PACKS, &ctx, &cfg, gate, &Default::default())
     };
     let input = stop(false);
     for n in 1..=cfg.stop_block_limit {
