@@ -75,24 +75,45 @@ pub fn find_special_bytes(bytes: &[u8], from: usize, high: &mut bool) -> usize {
     bytes.len()
 }
 
-/// Moves the string bytes at `read` down to `write` sixteen at a time up to the next special
-/// byte (as [`find_special`] finds it) and returns how many bytes it moved: the decoder's
-/// inner loop once escapes have opened a gap of at least sixteen bytes (`write + 16 <=
-/// read`), so that a whole vector can be stored at `write` without touching a byte not yet
-/// read. It may stop short of a special byte within sixteen bytes of the end (the caller
-/// finishes byte-exact); without SSE2, or without the gap, it moves nothing.
-pub fn shift_to_special(buf: &mut [u8], read: usize, write: usize, high: &mut bool) -> usize {
+/// The byte a one-letter escape stands for (`n` for `\n`, `"` for `\"`...), by its letter; 0
+/// for `u` and for letters that are no escape (none of the eight decodes to 0).
+pub const SIMPLE_ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// The decoder's inner loop once escapes have opened a gap of at least sixteen bytes between
+/// where it reads and where it writes (`write + 16 <= read`): moves the string down sixteen
+/// bytes at a time (a whole vector can be stored at `write` without touching a byte not yet
+/// read) and decodes one-letter escapes on the way, until a quote, a control byte, a `\u`,
+/// a bad escape or the last sixteen bytes, which it leaves to the caller. Returns the new
+/// `(read, write)`; without SSE2, or without the gap, the ones it was given. Sets `high` when
+/// a byte it moved is not ASCII.
+pub fn shift_unescaping(
+    buf: &mut [u8],
+    read: usize,
+    write: usize,
+    high: &mut bool,
+) -> (usize, usize) {
     if write + 16 > read {
-        return 0;
+        return (read, write);
     }
     #[cfg(target_arch = "x86_64")]
     {
-        sse2::shift_to_special(buf, read, write, high)
+        sse2::shift_unescaping(buf, read, write, high)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (buf, high);
-        0
+        (read, write)
     }
 }
 
@@ -157,36 +178,50 @@ mod sse2 {
         super::find_special_bytes(bytes, i, high)
     }
 
-    /// See [`super::shift_to_special`]; the caller checked `write + 16 <= read`.
-    pub(super) fn shift_to_special(
+    /// See [`super::shift_unescaping`]; the caller checked `write + 16 <= read`.
+    pub(super) fn shift_unescaping(
         buf: &mut [u8],
-        read: usize,
-        write: usize,
+        mut read: usize,
+        mut write: usize,
         high: &mut bool,
-    ) -> usize {
-        let mut n = 0;
-        // SAFETY: SSE2 as in find_special. Each load reads 16 bytes inside `buf` (read + n + 16
-        // <= len); each store writes 16 bytes at write + n, and write + n + 16 <= read + n,
-        // so it lands inside `buf`, on bytes already read.
+    ) -> (usize, usize) {
+        // SAFETY: SSE2 as in find_special. Each load reads 16 bytes inside `buf` (read + 16 <=
+        // len); each store writes 16 bytes at write, and write + 16 <= read throughout (the
+        // gap only grows: an escape is read as two bytes and written as one), so it lands
+        // inside `buf`, on bytes already read.
         unsafe {
             let mut seen_high = 0i32;
-            while read + n + 16 <= buf.len() {
-                let v = _mm_loadu_si128(buf.as_ptr().add(read + n).cast::<__m128i>());
-                _mm_storeu_si128(buf.as_mut_ptr().add(write + n).cast::<__m128i>(), v);
+            while read + 16 <= buf.len() {
+                let v = _mm_loadu_si128(buf.as_ptr().add(read).cast::<__m128i>());
+                _mm_storeu_si128(buf.as_mut_ptr().add(write).cast::<__m128i>(), v);
                 let mask = special(v);
                 let hi = _mm_movemask_epi8(v);
-                if mask != 0 {
-                    let k = mask.trailing_zeros();
-                    seen_high |= hi & ((1i32 << k) - 1);
-                    *high |= seen_high != 0;
-                    return n + k as usize;
+                if mask == 0 {
+                    seen_high |= hi;
+                    read += 16;
+                    write += 16;
+                    continue;
                 }
-                seen_high |= hi;
-                n += 16;
+                let k = mask.trailing_zeros();
+                seen_high |= hi & ((1i32 << k) - 1);
+                read += k as usize;
+                write += k as usize;
+                if buf[read] != b'\\' {
+                    break;
+                }
+                let decoded = buf
+                    .get(read + 1)
+                    .map_or(0, |&c| super::SIMPLE_ESCAPE[usize::from(c)]);
+                if decoded == 0 {
+                    break;
+                }
+                buf[write] = decoded;
+                write += 1;
+                read += 2;
             }
             *high |= seen_high != 0;
         }
-        n
+        (read, write)
     }
 
     /// Quotes and backslashes of each sixteen bytes as one mask; a backslash clears the bit of

@@ -20,7 +20,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::bytescan::{find_special, is_special, shift_to_special};
+use crate::bytescan::{find_special, is_special, shift_unescaping, SIMPLE_ESCAPE};
 
 /// Deepest nesting of arrays and objects accepted: serde_json's recursion limit (128 levels
 /// fail there, 127 parse), so that what fails there fails here.
@@ -243,9 +243,7 @@ impl Parser {
         let mut high = false;
         loop {
             // Once escapes have shrunk the text by sixteen bytes, whole vectors move at once.
-            let moved = shift_to_special(&mut self.buf, read, write, &mut high);
-            read += moved;
-            write += moved;
+            (read, write) = shift_unescaping(&mut self.buf, read, write, &mut high);
             let at = match self.buf.get(read) {
                 Some(&b) if is_special(b) => read,
                 _ => {
@@ -283,18 +281,14 @@ impl Parser {
     /// own bytes); returns where the text goes on.
     #[inline]
     fn escape(&mut self, at: usize, write: &mut usize) -> Step<usize> {
-        let simple = match *self.buf.get(at).ok_or(Malformed)? {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => return self.unicode_escape(at + 1, write),
-            _ => return Err(Malformed),
-        };
+        let letter = *self.buf.get(at).ok_or(Malformed)?;
+        if letter == b'u' {
+            return self.unicode_escape(at + 1, write);
+        }
+        let simple = SIMPLE_ESCAPE[usize::from(letter)];
+        if simple == 0 {
+            return Err(Malformed);
+        }
         self.buf[*write] = simple;
         *write += 1;
         Ok(at + 1)
