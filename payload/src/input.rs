@@ -316,7 +316,11 @@ pub fn read_fd(fd: RawFd, limits: Limits) -> Payload {
             grow_pipe(fd, limits.max_bytes);
         }
         let room = (limits.max_bytes + 1).saturating_sub(bytes.len()).max(1);
-        if bytes.capacity() - bytes.len() < waiting.max(FIRST_CHUNK / 4) {
+        let spare_now = bytes.capacity() - bytes.len();
+        // Nothing waiting and room left: the read ahead is most likely end of file, which
+        // needs no more room (growing a 1 MiB payload's buffer here cost an `mremap`).
+        let probe = waiting == 0 && spare_now > 0;
+        if !probe && spare_now < waiting.max(FIRST_CHUNK / 4) {
             // Doubling (or what is already waiting, when that is more), but never far past the
             // cap: one byte over it is enough to refuse.
             let more = bytes.capacity().max(waiting.saturating_add(1));
