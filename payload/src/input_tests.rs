@@ -89,7 +89,7 @@ fn held_open_pipe_completes_on_whole_object() {
     let t = Instant::now();
     let p = read_fd(r.as_raw_fd(), limits(5000));
     assert_eq!(p.end, End::Complete);
-    assert!(t.elapsed() < Duration::from_millis(1000));
+    assert!(t.elapsed() < Duration::from_millis(2500));
     assert_eq!(to_object(p.clone())["cwd"], "/x");
     drop(w);
 }
@@ -100,7 +100,7 @@ fn held_open_pipe_without_data_times_out() {
     let t = Instant::now();
     let p = read_fd(r.as_raw_fd(), limits(150));
     assert_eq!(p.end, End::Timeout);
-    assert!(t.elapsed() < Duration::from_millis(1000));
+    assert!(t.elapsed() < Duration::from_millis(3000));
     assert!(to_object(p.clone()).is_empty());
     drop(w);
 }

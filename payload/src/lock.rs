@@ -251,7 +251,7 @@ mod tests {
         let t0 = Instant::now();
         let e = Lock::acquire(&p, Duration::from_millis(50)).unwrap_err();
         assert!(matches!(e, Error::LockBusy { .. }), "{e}");
-        assert!(t0.elapsed() < Duration::from_millis(500));
+        assert!(t0.elapsed() < Duration::from_millis(3000));
         drop(a);
         assert!(!p.exists());
         // A lock left by a dead process is recovered.
