@@ -72,7 +72,7 @@ base_iw="" base_ic="" base_sw="" base_sc=""
 for n in $sizes; do
   root="$tmp/n$n"
   export HOME="$root/home" FABLE_HOME="$root/home/.fable"
-  unset CLAUDE_CONFIG_DIR CODEX_HOME
+  unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME QWEN_HOME COPILOT_HOME OPENCODE_CONFIG_DIR FACTORY_HOME_OVERRIDE KIMI_CODE_HOME XDG_CONFIG_HOME FABLE_INVENTORY
   mkdir -p "$HOME/.claude"
   src="$root/plugin"
   python3 - "$src" "$n" <<'PY'

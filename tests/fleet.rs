@@ -311,6 +311,58 @@ fn sync_moves_a_git_source_and_the_lock_pins_the_tree_hash_status_reports() {
     );
 }
 
+/// `sync --dry-run` fetches and tells where each ref points against its pin, and writes no
+/// lock, no checkout, no store and no wiring.
+#[test]
+fn sync_dry_run_shows_the_pin_moves_and_writes_nothing_but_fetched_objects() {
+    let f = Fleet::new();
+    f.write_inventory(&["team"]);
+    let read_profiles = || f.profiles().map(|p| std::fs::read(p).ok());
+    let untouched = read_profiles();
+    let first = f.env.json(["sync", "--dry-run", "--json"]);
+    assert_eq!(first["changed"], false, "{first:#}");
+    assert_eq!(first["would_change"], true, "{first:#}");
+    let head = f.env.git_ok(&f.upstream, &["rev-parse", "HEAD"]);
+    assert_eq!(first["sources"][0]["commit"], head.trim(), "{first:#}");
+    assert_eq!(first["sources"][0]["pinned_commit"], Value::Null);
+    for absent in ["fleet.lock", "checkouts", "sources"] {
+        assert!(!f.env.fable_home.join(absent).exists(), "{absent}");
+    }
+    assert_eq!(untouched, read_profiles());
+
+    f.env.ok(["sync"]);
+    let up_to_date = f.env.ok(["sync", "--dry-run"]);
+    assert!(
+        up_to_date.contains("source team: up to date at"),
+        "{up_to_date}"
+    );
+
+    let second = f.commit("two");
+    let lock = std::fs::read_to_string(f.env.fable_home.join("fleet.lock")).unwrap();
+    let settings = read_profiles();
+    let before = tree_listing(&f.env.fable_home.join("sources"));
+    let moved = f.env.ok(["sync", "--dry-run"]);
+    assert!(
+        moved.contains("source team: would move") && moved.contains(&second[..12]),
+        "{moved}"
+    );
+    assert_eq!(
+        lock,
+        std::fs::read_to_string(f.env.fable_home.join("fleet.lock")).unwrap()
+    );
+    assert_eq!(settings, read_profiles());
+    assert_eq!(before, tree_listing(&f.env.fable_home.join("sources")));
+    assert!(!f
+        .env
+        .fable_home
+        .join("checkouts/team/hooks/extra.txt")
+        .exists());
+    let doc = f.env.json(["sync", "--dry-run", "--json"]);
+    assert_eq!(doc["would_change"], true, "{doc:#}");
+    assert_eq!(doc["sources"][0]["pinned_commit"], head.trim(), "{doc:#}");
+    assert_eq!(doc["sources"][0]["commit"], second.as_str(), "{doc:#}");
+}
+
 #[test]
 fn an_unreachable_remote_fails_sync_and_leaves_the_applied_state() {
     let f = Fleet::new();

@@ -1,6 +1,6 @@
 //! OpenCode (issue #16): fable owns a generated plugin per source,
-//! `~/.config/opencode/plugins/fable-<key>.js`. Install converges, a second install changes
-//! nothing, uninstall removes fable's plugin and nothing else, a same-named plugin fable did not
+//! `~/.config/opencode/plugins/fable-<key>.js` (`$XDG_CONFIG_HOME/opencode` when that is set).
+//! Install converges, a second install changes nothing, uninstall removes fable's plugin and nothing else, a same-named plugin fable did not
 //! write is refused; golden files; `OPENCODE_CONFIG_DIR` and `profile add`; the doctor reads the
 //! plugin's embedded entries. Then the generated plugin itself, driven under Node the way
 //! OpenCode 1.18.33 calls a plugin (`tests/fixtures/opencode/drive-plugin.mjs`), runs the real
@@ -118,6 +118,44 @@ fn opencode_refuses_a_same_named_plugin_fable_did_not_write() {
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), text);
     env.ok(["uninstall"]);
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), text);
+}
+
+/// OpenCode's global config directory is `$XDG_CONFIG_HOME/opencode` when that is set:
+/// the default profile follows it, and `~/.config/opencode` is left alone.
+#[test]
+fn xdg_config_home_moves_the_default_profile() {
+    let env = TestEnv::new();
+    let xdg = env.root().join("xdg-config");
+    std::fs::create_dir_all(xdg.join("opencode")).unwrap();
+    std::fs::create_dir_all(env.home.join(".config/opencode")).unwrap();
+    let out = env
+        .fable()
+        .env("XDG_CONFIG_HOME", &xdg)
+        .args(["install"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(xdg.join("opencode/plugins/fable-default.js").is_file());
+    assert!(!env.home.join(".config/opencode/plugins").exists());
+    let list = env
+        .fable()
+        .env("XDG_CONFIG_HOME", &xdg)
+        .args(["profile", "list", "--json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let dirs: Vec<_> = doc["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["host"] == "opencode")
+        .map(|p| p["dir"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(dirs, [xdg.join("opencode").display().to_string()]);
 }
 
 #[test]

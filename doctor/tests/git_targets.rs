@@ -57,6 +57,7 @@ fn missing_git_shim_is_reported_and_reinstalled_by_fix() {
     for var in [
         "CLAUDE_CONFIG_DIR",
         "CODEX_HOME",
+        "XDG_CONFIG_HOME",
         "GIT_DIR",
         "GIT_WORK_TREE",
     ] {

@@ -57,6 +57,7 @@ impl HostSpec for Augment {
             env_var: None,
             env_var_names_home: false,
             home_relative: ".augment",
+            xdg_config: None,
             file_name: "settings.json",
             always_enabled: false,
         }

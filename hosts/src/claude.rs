@@ -45,6 +45,7 @@ impl HostSpec for Claude {
             env_var: Some("CLAUDE_CONFIG_DIR"),
             env_var_names_home: false,
             home_relative: ".claude",
+            xdg_config: None,
             file_name: "settings.json",
             always_enabled: true,
         }

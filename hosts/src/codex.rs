@@ -55,6 +55,7 @@ impl HostSpec for Codex {
             env_var: Some("CODEX_HOME"),
             env_var_names_home: false,
             home_relative: ".codex",
+            xdg_config: None,
             file_name: "hooks.json",
             always_enabled: false,
         }

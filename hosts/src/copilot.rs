@@ -72,6 +72,7 @@ impl HostSpec for Copilot {
             env_var: Some("COPILOT_HOME"),
             env_var_names_home: false,
             home_relative: ".copilot",
+            xdg_config: None,
             file_name: "hooks",
             always_enabled: false,
         }

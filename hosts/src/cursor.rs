@@ -82,6 +82,7 @@ impl HostSpec for Cursor {
             env_var: None,
             env_var_names_home: false,
             home_relative: ".cursor",
+            xdg_config: None,
             file_name: "hooks.json",
             always_enabled: false,
         }

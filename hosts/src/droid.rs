@@ -70,6 +70,7 @@ impl HostSpec for Droid {
             env_var: Some("FACTORY_HOME_OVERRIDE"),
             env_var_names_home: true,
             home_relative: ".factory",
+            xdg_config: None,
             file_name: "settings.json",
             always_enabled: false,
         }

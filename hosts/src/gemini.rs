@@ -56,6 +56,7 @@ impl HostSpec for Gemini {
             env_var: Some("GEMINI_CLI_HOME"),
             env_var_names_home: true,
             home_relative: ".gemini",
+            xdg_config: None,
             file_name: "settings.json",
             always_enabled: false,
         }

@@ -81,6 +81,7 @@ impl HostSpec for Kimi {
             env_var: Some("KIMI_CODE_HOME"),
             env_var_names_home: false,
             home_relative: ".kimi-code",
+            xdg_config: None,
             file_name: "config.toml",
             always_enabled: false,
         }

@@ -1,5 +1,6 @@
 //! OpenCode (`opencode-ai`): hooks are plugin functions, not a config file. OpenCode loads every
-//! `plugins/*.js` of its config directory (`~/.config/opencode`, or `$OPENCODE_CONFIG_DIR`), so
+//! `plugins/*.js` of its config directory (`$OPENCODE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/opencode`,
+//! else `~/.config/opencode`), so
 //! fable owns one generated plugin per source there, `fable-<key>.js`. The file embeds the wired
 //! entries (`{"command", "timeout", "matcher"}` per OpenCode event, the commands being the
 //! snapshot's stable `.../current/bin/fable-hook --host opencode EVENT`, so updates rewrite
@@ -199,6 +200,7 @@ impl HostSpec for OpenCode {
             env_var: Some("OPENCODE_CONFIG_DIR"),
             env_var_names_home: false,
             home_relative: ".config/opencode",
+            xdg_config: Some("opencode"),
             file_name: "plugins",
             always_enabled: false,
         }
@@ -346,6 +348,36 @@ mod tests {
             loc.dir(Path::new("/u"), |v| (v == "OPENCODE_CONFIG_DIR").then(|| "/o".into())),
             Path::new("/o")
         );
+        // OpenCode's global config directory follows XDG_CONFIG_HOME; OPENCODE_CONFIG_DIR
+        // still wins, and an empty or relative XDG_CONFIG_HOME is ignored.
+        let xdg = |value: &'static str| {
+            move |v: &str| match v {
+                "XDG_CONFIG_HOME" => Some(value.into()),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            loc.dir(Path::new("/u"), xdg("/x/cfg")),
+            Path::new("/x/cfg/opencode")
+        );
+        for ignored in ["", "rel/cfg"] {
+            assert_eq!(
+                loc.dir(Path::new("/u"), xdg(ignored)),
+                Path::new("/u/.config/opencode")
+            );
+        }
+        assert_eq!(
+            loc.dir(Path::new("/u"), |v| match v {
+                "XDG_CONFIG_HOME" => Some("/x/cfg".into()),
+                "OPENCODE_CONFIG_DIR" => Some("/o".into()),
+                _ => None,
+            }),
+            Path::new("/o")
+        );
+        // No other host moves with XDG_CONFIG_HOME.
+        for h in Host::ALL.iter().filter(|h| **h != Host::OpenCode) {
+            assert_eq!(h.location().xdg_config, None, "{h}");
+        }
         assert_eq!(
             Host::OpenCode.storage().owned_file_name("k"),
             Some("fable-k.js".to_string())

@@ -51,6 +51,7 @@ impl HostSpec for Qwen {
             env_var: Some("QWEN_HOME"),
             env_var_names_home: false,
             home_relative: ".qwen",
+            xdg_config: None,
             file_name: "settings.json",
             always_enabled: false,
         }

@@ -81,6 +81,10 @@ pub struct SettingsLocation {
     pub env_var_names_home: bool,
     /// The profile directory relative to the user's home when the variable is unset.
     pub home_relative: &'static str,
+    /// The host follows the XDG base directories (OpenCode): without `env_var`, the profile
+    /// directory is `$XDG_CONFIG_HOME/<this>` when `XDG_CONFIG_HOME` is an absolute path
+    /// (the XDG rule: a relative one is ignored), else `home_relative`.
+    pub xdg_config: Option<&'static str>,
     /// The settings (hook) file inside the profile directory; for a host whose files fable
     /// owns whole ([`Storage::OwnedFile`]), the directory that holds them.
     pub file_name: &'static str,
@@ -97,10 +101,15 @@ impl SettingsLocation {
             .and_then(&var)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
+        let xdg = || {
+            let sub = self.xdg_config?;
+            let base = PathBuf::from(var("XDG_CONFIG_HOME")?);
+            base.is_absolute().then(|| base.join(sub))
+        };
         match moved {
             Some(home) if self.env_var_names_home => home.join(self.home_relative),
             Some(dir) => dir,
-            None => user_home.join(self.home_relative),
+            None => xdg().unwrap_or_else(|| user_home.join(self.home_relative)),
         }
     }
 }

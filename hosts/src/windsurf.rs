@@ -68,6 +68,7 @@ impl HostSpec for Windsurf {
             env_var: None,
             env_var_names_home: false,
             home_relative: ".codeium/windsurf",
+            xdg_config: None,
             file_name: "hooks.json",
             always_enabled: false,
         }

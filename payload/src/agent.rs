@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::debt;
 use crate::discovery::{configured_install_home, discover, is_install_home_entry, Found};
@@ -119,9 +119,9 @@ pub fn init(dir: &Path, cfg: &Config) -> Result<InitReport> {
             Some(b) => {
                 let s = State::parse(&b, &project.workspace_id, &project.state_path())?;
                 // An older schema is written as schema 3 now.
-                serde_json::from_slice::<Value>(&b)
+                serde_json::from_slice::<serde_json::Value>(&b)
                     .ok()
-                    .and_then(|v| v.get("schemaVersion").and_then(Value::as_u64))
+                    .and_then(|v| v.get("schemaVersion").and_then(serde_json::Value::as_u64))
                     != Some(s.schema_version)
             }
         };
@@ -316,31 +316,124 @@ pub fn sync(project: &Project, cfg: &Config) -> Result<(State, usize)> {
     Ok((s, c.folded))
 }
 
-/// A JSON report of the project: state, ledger summary, debt and what Stop would decide.
-pub fn report(project: &Project) -> Value {
+/// What `fable state` reports of a project: its state (or why it cannot be read), the
+/// ledger's summary, the mutation debt and what Stop would decide now.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectReport {
+    /// The project's root.
+    pub project: PathBuf,
+    /// The workspace id the state belongs to.
+    pub workspace_id: String,
+    /// The state, when it reads.
+    pub state: Option<State>,
+    /// Why the state does not read.
+    pub state_error: Option<String>,
+    /// Whether the evidence covers every mutation (absent without a state).
+    pub fresh: Option<bool>,
+    /// Why the evidence is stale.
+    pub freshness: Option<String>,
+    /// The ledger's summary; `None` when the project has no ledger.
+    pub ledger: Option<LedgerSummary>,
+    /// The mutation records not yet folded into the state.
+    pub pending_mutations: PendingMutations,
+    /// What the Stop gate would decide now.
+    pub stop: StopPreview,
+}
+
+/// The ledger's part of a [`ProjectReport`].
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum LedgerSummary {
+    /// The ledger read.
+    #[serde(rename_all = "camelCase")]
+    Read {
+        /// Open cards' texts, in file order.
+        open: Vec<String>,
+        /// How many cards are closed.
+        closed: usize,
+        /// How many cards are deferred.
+        deferred: usize,
+        /// Closed cards without a substantive evidence note.
+        closed_without_evidence: Vec<String>,
+        /// The pause reason, when paused.
+        paused: Option<String>,
+    },
+    /// The ledger exists but does not read.
+    Unreadable {
+        /// Why.
+        error: String,
+    },
+}
+
+/// The debt's part of a [`ProjectReport`]: a count, or why the debt directory does not read.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum PendingMutations {
+    /// Outstanding records (Stop blocks while non-zero).
+    Count(usize),
+    /// The debt directory does not validate.
+    Unreadable {
+        /// Why.
+        error: String,
+    },
+}
+
+/// The Stop gate's decision, previewed without a session.
+#[derive(Debug, Serialize)]
+pub struct StopPreview {
+    /// Whether Stop would block.
+    pub blocks: bool,
+    /// The reason it would give.
+    pub reason: Option<String>,
+}
+
+/// Reports the project: state, ledger summary, debt and what Stop would decide.
+pub fn report(project: &Project) -> ProjectReport {
     let state = project.read_state();
-    let ledger = project.read_ledger();
-    let debt = debt::snapshot(&project.fable_dir, &project.workspace_id);
-    let input = crate::normalize::normalize(&serde_json::Map::new());
-    let stop = events::stop::gate(project, &input, Event::Stop);
-    let (stop_blocks, stop_reason) = match &stop {
-        crate::Verdict::Block(r) => (true, Value::String(r.clone())),
-        _ => (false, Value::Null),
+    let ledger = match project.read_ledger() {
+        Ok(Some(l)) => Some(LedgerSummary::Read {
+            closed: l.closed.len(),
+            deferred: l.deferred.len(),
+            open: l.open,
+            closed_without_evidence: l.closed_without_evidence,
+            paused: l.paused,
+        }),
+        Ok(None) => None,
+        Err(e) => Some(LedgerSummary::Unreadable {
+            error: e.to_string(),
+        }),
     };
-    json!({
-        "project": project.root,
-        "workspaceId": project.workspace_id,
-        "state": match &state { Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null), Err(_) => Value::Null },
-        "stateError": state.as_ref().err().map(|e| e.to_string()),
-        "fresh": state.as_ref().ok().map(|s| s.freshness().is_ok()),
-        "freshness": state.as_ref().ok().and_then(|s| s.freshness().err()),
-        "ledger": match &ledger {
-            Ok(Some(l)) => json!({"open": l.open, "closed": l.closed.len(), "deferred": l.deferred.len(),
-                "closedWithoutEvidence": l.closed_without_evidence, "paused": l.paused}),
-            Ok(None) => Value::Null,
-            Err(e) => json!({"error": e.to_string()}),
+    let pending_mutations = match debt::snapshot(&project.fable_dir, &project.workspace_id) {
+        Ok(s) => PendingMutations::Count(s.outstanding()),
+        Err(e) => PendingMutations::Unreadable {
+            error: e.to_string(),
         },
-        "pendingMutations": match &debt { Ok(s) => json!(s.outstanding()), Err(e) => json!({"error": e.to_string()}) },
-        "stop": {"blocks": stop_blocks, "reason": stop_reason},
-    })
+    };
+    let input = crate::normalize::normalize(&serde_json::Map::new());
+    let stop = match events::stop::gate(project, &input, Event::Stop) {
+        crate::Verdict::Block(r) => StopPreview {
+            blocks: true,
+            reason: Some(r),
+        },
+        _ => StopPreview {
+            blocks: false,
+            reason: None,
+        },
+    };
+    let (state, state_error) = match state {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    ProjectReport {
+        project: project.root.clone(),
+        workspace_id: project.workspace_id.clone(),
+        fresh: state.as_ref().map(|s| s.freshness().is_ok()),
+        freshness: state.as_ref().and_then(|s| s.freshness().err()),
+        state,
+        state_error,
+        ledger,
+        pending_mutations,
+        stop,
+    }
 }

@@ -127,6 +127,14 @@ struct RepairDocument<'a> {
     state: &'a State,
 }
 
+/// The `--json` report of `fable state`: the project's report and what `--sync` folded.
+#[derive(Serialize)]
+struct StateReport<'a> {
+    #[serde(flatten)]
+    report: &'a agent::ProjectReport,
+    folded: usize,
+}
+
 /// One pack in `fable pack list --json`.
 #[derive(Serialize)]
 struct PackEntry {
@@ -198,18 +206,18 @@ impl Run for InitArgs {
                     };
                     return json::print(&doc, 0, Changed::Wrote(!r.created.is_empty()));
                 } else if r.created.is_empty() {
-                    println!(
+                    crate::say!(
                         "{} is already opted in ({})",
                         r.project.root.display(),
                         summary(&r.state)
                     );
                 } else {
-                    println!(
+                    crate::say!(
                         "opted in {}: created {}",
                         r.project.root.display(),
                         r.created.join(", ")
                     );
-                    println!("add cards to .fable/LEDGER.md as `- [ ] ...`; record verification with `fable evidence pass KIND SOURCE DETAIL`");
+                    crate::say!("add cards to .fable/LEDGER.md as `- [ ] ...`; record verification with `fable evidence pass KIND SOURCE DETAIL`");
                 }
                 Ok(0)
             }
@@ -233,7 +241,7 @@ impl Run for EvidenceArgs {
                     };
                     return json::print(&doc, 0, Changed::Wrote(true));
                 } else {
-                    println!(
+                    crate::say!(
                         "recorded {} {} evidence at generation {}: {}",
                         if pass { "passing" } else { "failing" },
                         self.kind,
@@ -261,7 +269,7 @@ impl Run for PhaseArgs {
                     };
                     return json::print(&doc, 0, Changed::Wrote(true));
                 } else {
-                    println!("{}", summary(&s));
+                    crate::say!("{}", summary(&s));
                 }
                 Ok(0)
             }
@@ -286,20 +294,20 @@ fn repair(project: &fable_payload::project::Project, json_out: bool) -> anyhow::
         return json::print(&doc, 0, Changed::Wrote(r.repaired));
     }
     if !r.repaired {
-        println!(
+        crate::say!(
             "{}: state is valid, nothing to repair ({})",
             project.state_path().display(),
             summary(&r.state)
         );
         return Ok(0);
     }
-    println!(
+    crate::say!(
         "repaired {} ({})",
         project.state_path().display(),
         r.reason.as_deref().unwrap_or_default()
     );
     if let Some(c) = &r.broken_copy {
-        println!("the broken file is kept as {}", c.display());
+        crate::say!("the broken file is kept as {}", c.display());
     }
     let list = |v: &[String]| {
         if v.is_empty() {
@@ -308,12 +316,12 @@ fn repair(project: &fable_payload::project::Project, json_out: bool) -> anyhow::
             v.join(", ")
         }
     };
-    println!("kept: {}", list(&r.kept));
-    println!("reset: {}", list(&r.reset));
+    crate::say!("kept: {}", list(&r.kept));
+    crate::say!("reset: {}", list(&r.reset));
     if r.folded > 0 {
-        println!("folded {} pending mutation(s)", r.folded);
+        crate::say!("folded {} pending mutation(s)", r.folded);
     }
-    println!("{}", summary(&r.state));
+    crate::say!("{}", summary(&r.state));
     Ok(0)
 }
 
@@ -329,43 +337,51 @@ impl Run for StateArgs {
         }
         let report = agent::report(&project);
         if self.json {
-            let mut r = report;
-            r["folded"] = folded.into();
+            let doc = StateReport {
+                report: &report,
+                folded,
+            };
             // `--sync` runs a transaction, which always writes state.json (a new revision).
-            return json::print(&r, 0, Changed::Wrote(self.sync));
+            return json::print(&doc, 0, Changed::Wrote(self.sync));
         }
-        println!("project: {}", project.root.display());
+        crate::say!("project: {}", report.project.display());
         if self.sync {
-            println!("folded {folded} pending mutation(s)");
+            crate::say!("folded {folded} pending mutation(s)");
         }
-        match project.read_state() {
-            Ok(s) => {
-                println!("{}", summary(&s));
+        match (&report.state, &report.state_error) {
+            (Some(s), _) => {
+                crate::say!("{}", summary(s));
                 if let Some(c) = &s.active_card {
-                    println!("active card: {c}");
+                    crate::say!("active card: {c}");
                 }
             }
-            Err(e) => println!("state: {e}"),
+            (None, e) => crate::say!("state: {}", e.as_deref().unwrap_or("unreadable")),
         }
-        if let Some(open) = report["ledger"]["open"].as_array() {
-            println!("open cards: {}", open.len());
-            for c in open.iter().take(12) {
-                println!("  - [ ] {}", c.as_str().unwrap_or_default());
+        match &report.ledger {
+            Some(agent::LedgerSummary::Read { open, .. }) => {
+                crate::say!("open cards: {}", open.len());
+                for c in open.iter().take(12) {
+                    crate::say!("  - [ ] {c}");
+                }
+                if open.len() > 12 {
+                    crate::say!("  ... and {} more", open.len() - 12);
+                }
             }
-            if open.len() > 12 {
-                println!("  ... and {} more", open.len() - 12);
+            Some(agent::LedgerSummary::Unreadable { error }) => crate::say!("ledger: {error}"),
+            None => {}
+        }
+        match &report.pending_mutations {
+            agent::PendingMutations::Count(0) => {}
+            agent::PendingMutations::Count(n) => {
+                crate::say!("pending mutations: {n} (run `fable state --sync`)")
+            }
+            agent::PendingMutations::Unreadable { error } => {
+                crate::say!("pending mutations: {error}")
             }
         }
-        if let Some(n) = report["pendingMutations"].as_u64() {
-            if n > 0 {
-                println!("pending mutations: {n} (run `fable state --sync`)");
-            }
-        } else {
-            println!("pending mutations: {}", report["pendingMutations"]["error"]);
-        }
-        match report["stop"]["reason"].as_str() {
-            Some(r) => println!("stop: would block\n{r}"),
-            None => println!("stop: would be allowed"),
+        match &report.stop.reason {
+            Some(r) if report.stop.blocks => crate::say!("stop: would block\n{r}"),
+            _ => crate::say!("stop: would be allowed"),
         }
         Ok(0)
     }
@@ -420,12 +436,12 @@ impl Run for PackCommand {
                 }
                 let what = if on { "enabled" } else { "disabled" };
                 if changed {
-                    println!(
+                    crate::say!(
                         "{what} pack {name} in {}",
                         packs::config::path(&project.fable_dir).display()
                     );
                 } else {
-                    println!("pack {name} is already {what}");
+                    crate::say!("pack {name} is already {what}");
                 }
                 Ok(0)
             }
@@ -467,8 +483,8 @@ fn pack_list(
         return json::print(&doc, 0, Changed::Wrote(false));
     }
     match &project {
-        Some(p) => println!("project: {}", p.root.display()),
-        None => println!("no project here (run `fable init`); available packs:"),
+        Some(p) => crate::say!("project: {}", p.root.display()),
+        None => crate::say!("no project here (run `fable init`); available packs:"),
     }
     for p in packs::PACKS {
         let mark = if config.enabled(p.name) {
@@ -476,12 +492,12 @@ fn pack_list(
         } else {
             "disabled"
         };
-        println!("  {mark}  {}: {}", p.name, p.summary);
+        crate::say!("  {mark}  {}: {}", p.name, p.summary);
         let rules: Vec<_> = p.rules.iter().map(|r| r.id()).collect();
-        println!("            rules: {}", rules.join(", "));
+        crate::say!("            rules: {}", rules.join(", "));
     }
     for n in config.packs.iter().filter(|n| packs::find(n).is_none()) {
-        println!("  unknown   {n} (listed in .fable/config.toml; not a pack of this fable)");
+        crate::say!("  unknown   {n} (listed in .fable/config.toml; not a pack of this fable)");
     }
     Ok(0)
 }

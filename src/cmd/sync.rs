@@ -1,4 +1,4 @@
-//! `fable sync [-f FILE] [--json]`.
+//! `fable sync [-f FILE] [--dry-run] [--json]`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
-use fable_installer::ops::fleet_sync::{sync_with, SyncOptions};
+use fable_installer::home::FableHome;
+use fable_installer::ops::fleet_sync::{self, sync_with, SyncOptions};
 
 use crate::cli::Run;
 use crate::cmd::{apply, render};
@@ -20,6 +21,11 @@ pub struct SyncArgs {
     /// Seconds each git fetch may take.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub timeout: u64,
+    /// Fetch and show where each git source's ref points against its pin in fleet.lock;
+    /// check nothing out, write no lock, apply nothing (`fable apply --dry-run` previews the
+    /// wiring of the current pins).
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -32,6 +38,9 @@ impl Run for SyncArgs {
             lock_wait: fable_installer::lock::wait(),
             fetch_deadline: Duration::from_secs(self.timeout),
         };
+        if self.dry_run {
+            return preview(&home, &opts, self.json);
+        }
         let spinner = Spinner::start("syncing the inventory", self.json);
         let result = sync_with(&home, &opts, &spinner);
         drop(spinner);
@@ -66,4 +75,42 @@ impl Run for SyncArgs {
         }
         Ok(apply::code(&report.apply))
     }
+}
+
+fn preview(home: &FableHome, opts: &SyncOptions, json: bool) -> anyhow::Result<i32> {
+    let spinner = Spinner::start("fetching the inventory's git sources", json);
+    let result = fleet_sync::preview(home, opts, &spinner);
+    drop(spinner);
+    let report =
+        result.with_context(|| format!("cannot preview {}", home.inventory_path().display()))?;
+    if json {
+        return crate::json::print(
+            &report,
+            0,
+            crate::json::Changed::DryRun(report.would_change()),
+        );
+    }
+    if report.sources.is_empty() {
+        crate::say!("no git sources in {}", home.inventory_path().display());
+    }
+    for s in &report.sources {
+        let now = render::short(&s.commit);
+        match &s.pinned_commit {
+            Some(_) if !s.would_change => {
+                crate::say!("source {}: up to date at {now} ({})", s.name, s.reference)
+            }
+            Some(p) => crate::say!(
+                "source {}: would move {} -> {now} ({})",
+                s.name,
+                render::short(p),
+                s.reference
+            ),
+            None => crate::say!(
+                "source {}: would be pinned at {now} ({})",
+                s.name,
+                s.reference
+            ),
+        }
+    }
+    Ok(0)
 }

@@ -4,9 +4,9 @@ Completions with OpenCode's tool names), kept apart from hosts.py.
 OpenCode runs offline against a custom provider (`@ai-sdk/openai-compatible`, which it bundles)
 pointing at the fake model, given inline through `OPENCODE_CONFIG_CONTENT`; model fetching,
 autoupdate, sharing and LSP downloads are off. fable writes
-`$OPENCODE_CONFIG_DIR/plugins/fable-<key>.js`; the harness points `OPENCODE_CONFIG_DIR` at
-`$XDG_CONFIG_HOME/opencode`, OpenCode's global config directory, so that one directory is both
-(fable's default profile, `~/.config/opencode`, does not follow `XDG_CONFIG_HOME`). With a plugin present OpenCode npm-installs
+`$XDG_CONFIG_HOME/opencode/plugins/fable-<key>.js`: the sandbox sets `XDG_CONFIG_HOME` and
+leaves `OPENCODE_CONFIG_DIR` unset, so the run proves that fable's default profile is the
+directory OpenCode reads (`$XDG_CONFIG_HOME/opencode`, not `~/.config/opencode`). With a plugin present OpenCode npm-installs
 `@opencode-ai/plugin` into the config directory at startup, which stalls offline; the sandbox's
 config directory is seeded so that it finds the package already listed (fable itself writes
 nothing but its plugin there)."""
@@ -31,7 +31,7 @@ def setup_profile(env):
     """The profile directory (which `fable install` finds and wires), seeded so that OpenCode's
     startup dependency install has nothing to do offline."""
     d = config_dir(env)
-    env["OPENCODE_CONFIG_DIR"] = d
+    env.pop("OPENCODE_CONFIG_DIR", None)
     os.makedirs(os.path.join(d, "node_modules"), exist_ok=True)
     dep = {"@opencode-ai/plugin": PIN[1]}
     with open(os.path.join(d, "package.json"), "w") as f:

@@ -46,6 +46,68 @@ pub struct PinChange {
     pub previous_commit: Option<String>,
 }
 
+/// What `fable sync --dry-run` found: where each git source's ref points now against its pin.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncPreview {
+    /// One entry per git source of the inventory, in its order.
+    pub sources: Vec<PinPreview>,
+}
+
+/// One git source in a [`SyncPreview`].
+#[derive(Debug, Clone, Serialize)]
+pub struct PinPreview {
+    /// The source's name.
+    pub name: String,
+    /// Its remote.
+    pub git: String,
+    /// The ref it follows.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The commit the ref resolves to now.
+    pub commit: String,
+    /// The commit `fleet.lock` pins, if any.
+    pub pinned_commit: Option<String>,
+    /// Whether a sync would move the pin (or pin the source for the first time).
+    pub would_change: bool,
+}
+
+impl SyncPreview {
+    /// Whether a sync would move any pin.
+    pub fn would_change(&self) -> bool {
+        self.sources.iter().any(|s| s.would_change)
+    }
+}
+
+/// Fetches every git source and reports where its ref points against its pin; writes nothing
+/// but the fetched objects in fable's bare repositories (no checkout, no lock, no apply).
+pub fn preview(
+    home: &FableHome,
+    opts: &SyncOptions,
+    progress: &dyn crate::Progress,
+) -> Result<SyncPreview> {
+    let inv = crate::fleet::load(home)?;
+    let old = FleetLock::load(&lock_path(inv.path()))?;
+    let mut sources = Vec::new();
+    for s in &inv.sources {
+        let SourceKind::Git { url, reference, .. } = &s.kind else {
+            continue;
+        };
+        home.ensure()?;
+        progress.step(&format!("fetching source {} ({url} {reference})", s.name));
+        let commit = checkout::fetch(home, &s.name, url, reference, opts.fetch_deadline)?;
+        let pinned_commit = old.pin(&s.name).map(|p| p.commit.clone());
+        sources.push(PinPreview {
+            name: s.name.clone(),
+            git: url.clone(),
+            reference: reference.clone(),
+            would_change: pinned_commit.as_deref() != Some(commit.as_str()),
+            commit,
+            pinned_commit,
+        });
+    }
+    Ok(SyncPreview { sources })
+}
+
 /// Fetches, checks out, pins and applies.
 pub fn sync(home: &FableHome, opts: &SyncOptions) -> Result<SyncReport> {
     sync_with(home, opts, &crate::Silent)
