@@ -58,6 +58,11 @@ fn copilot_install_converges_then_changes_nothing_and_uninstall_removes_only_fab
     assert!(bash.ends_with("pre-tool-use --host copilot"), "{bash}");
     // Copilot denies a tool when preToolUse exits non-zero: a gone snapshot must exit 0.
     assert!(bash.starts_with("[ -e "), "{bash}");
+    // `status` names fable's own file in the hooks directory, not the directory.
+    let status = env.json(["status", "--json"]);
+    let wired = profile_of(&status["sources"][0], "copilot");
+    assert_eq!(wired["path"], file.display().to_string(), "{status:#}");
+    assert_eq!(wired["state"], "current", "{status:#}");
     assert!(doc["hooks"]["agentStop"][0]["bash"]
         .as_str()
         .unwrap()

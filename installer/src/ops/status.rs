@@ -44,6 +44,7 @@ impl State {
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileStatus {
     pub host: String,
+    /// The settings file, or the source's own file where the host keeps one per source.
     pub path: PathBuf,
     /// `current` (matches the plan), `half_applied` (does not), `never_migrated` (no snapshot
     /// yet) or `error` (the file cannot be read or parsed).
@@ -177,7 +178,8 @@ pub fn source_status(
         };
         profile_states.push(ProfileStatus {
             host: p.host.name().to_string(),
-            path: p.path.clone(),
+            // For a host fable writes one file per source in (Copilot, OpenCode), that file.
+            path: crate::settings::owned_file::file_path(p, key).unwrap_or_else(|| p.path.clone()),
             state,
             message,
         });
