@@ -128,26 +128,11 @@ fn xdg_config_home_moves_the_default_profile() {
     let xdg = env.root().join("xdg-config");
     std::fs::create_dir_all(xdg.join("opencode")).unwrap();
     std::fs::create_dir_all(env.home.join(".config/opencode")).unwrap();
-    let out = env
-        .fable()
-        .env("XDG_CONFIG_HOME", &xdg)
-        .args(["install"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.ok_with_var("XDG_CONFIG_HOME", &xdg, ["install"]);
     assert!(xdg.join("opencode/plugins/fable-default.js").is_file());
     assert!(!env.home.join(".config/opencode/plugins").exists());
-    let list = env
-        .fable()
-        .env("XDG_CONFIG_HOME", &xdg)
-        .args(["profile", "list", "--json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let list = env.ok_with_var("XDG_CONFIG_HOME", &xdg, ["profile", "list", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&list).unwrap();
     let dirs: Vec<_> = doc["profiles"]
         .as_array()
         .unwrap()
@@ -163,17 +148,7 @@ fn opencode_config_dir_moves_the_profile_and_profile_add_registers_another() {
     let env = TestEnv::new();
     let moved = env.root().join("oc-config");
     std::fs::create_dir_all(&moved).unwrap();
-    let out = env
-        .fable()
-        .env("OPENCODE_CONFIG_DIR", &moved)
-        .args(["install"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    env.ok_with_var("OPENCODE_CONFIG_DIR", &moved, ["install"]);
     assert!(moved.join("plugins/fable-default.js").is_file());
     assert!(!env.home.join(".config/opencode").exists());
 

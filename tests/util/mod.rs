@@ -98,15 +98,16 @@ impl TestEnv {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "fable failed: {:?}\nstdout:\n{}\nstderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        succeeded(self.run(args))
+    }
+
+    /// Runs `fable ARGS` with one more environment variable, asserting exit 0; returns stdout.
+    pub fn ok_with_var<I, S>(&self, var: &str, value: impl AsRef<OsStr>, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        succeeded(self.fable().env(var, value).args(args).output().unwrap())
     }
 
     /// Runs `fable ARGS --json`-style commands and parses stdout.
@@ -234,4 +235,16 @@ impl TestEnv {
         );
         dirs.pop().unwrap()
     }
+}
+
+/// The stdout of a `fable` run that must have exited 0 (else a panic showing both streams).
+fn succeeded(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "fable failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
