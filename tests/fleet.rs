@@ -336,6 +336,17 @@ fn sync_dry_run_shows_the_pin_moves_and_writes_nothing_but_fetched_objects() {
         up_to_date.contains("source team: up to date at"),
         "{up_to_date}"
     );
+    // The same commit under another ref: the pin would be written again.
+    f.env.git_ok(&f.upstream, &["tag", "v1"]);
+    let inventory = f.env.fable_home.join("fleet.toml");
+    let text = std::fs::read_to_string(&inventory).unwrap();
+    write(&inventory, &text.replace("ref = \"main\"", "ref = \"v1\""));
+    let retagged = f.env.ok(["sync", "--dry-run"]);
+    assert!(
+        retagged.contains("source team: would be pinned again at"),
+        "{retagged}"
+    );
+    write(&inventory, &text);
 
     let second = f.commit("two");
     let lock = std::fs::read_to_string(f.env.fable_home.join("fleet.lock")).unwrap();

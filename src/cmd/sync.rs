@@ -99,6 +99,11 @@ fn preview(home: &FableHome, opts: &SyncOptions, json: bool) -> anyhow::Result<i
             Some(_) if !s.would_change => {
                 crate::say!("source {}: up to date at {now} ({})", s.name, s.reference)
             }
+            Some(p) if *p == s.commit => crate::say!(
+                "source {}: would be pinned again at {now} ({}: the lock names another URL or ref)",
+                s.name,
+                s.reference
+            ),
             Some(p) => crate::say!(
                 "source {}: would move {} -> {now} ({})",
                 s.name,

@@ -67,7 +67,8 @@ pub struct PinPreview {
     pub commit: String,
     /// The commit `fleet.lock` pins, if any.
     pub pinned_commit: Option<String>,
-    /// Whether a sync would move the pin (or pin the source for the first time).
+    /// Whether a sync would rewrite the pin: a new commit, a first pin, or a pin of another
+    /// URL or ref.
     pub would_change: bool,
 }
 
@@ -95,14 +96,18 @@ pub fn preview(
         home.ensure()?;
         progress.step(&format!("fetching source {} ({url} {reference})", s.name));
         let commit = checkout::fetch(home, &s.name, url, reference, opts.fetch_deadline)?;
-        let pinned_commit = old.pin(&s.name).map(|p| p.commit.clone());
+        let pin = old.pin(&s.name);
+        // A pin of another URL or ref is rewritten even at the same commit (and until then
+        // `apply` refuses the source).
+        let would_change =
+            pin.is_none_or(|p| p.commit != commit || p.git != *url || p.reference != *reference);
         sources.push(PinPreview {
             name: s.name.clone(),
             git: url.clone(),
             reference: reference.clone(),
-            would_change: pinned_commit.as_deref() != Some(commit.as_str()),
+            would_change,
             commit,
-            pinned_commit,
+            pinned_commit: pin.map(|p| p.commit.clone()),
         });
     }
     Ok(SyncPreview { sources })
