@@ -81,8 +81,12 @@ fn preview(home: &FableHome, opts: &SyncOptions, json: bool) -> anyhow::Result<i
     let spinner = Spinner::start("fetching the inventory's git sources", json);
     let result = fleet_sync::preview(home, opts, &spinner);
     drop(spinner);
-    let report =
-        result.with_context(|| format!("cannot preview {}", home.inventory_path().display()))?;
+    let report = result.with_context(|| {
+        format!(
+            "cannot preview a sync of {}",
+            home.inventory_path().display()
+        )
+    })?;
     if json {
         return crate::json::print(
             &report,
