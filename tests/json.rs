@@ -486,3 +486,161 @@ fn docs_json_md_has_an_enveloped_example_per_command() {
         assert!(in_docs, "docs/json.md has no example of {c}");
     }
 }
+
+/// The example of docs/json.md introduced by `` `fable ARGS` (exit N) ``, parsed.
+fn documented(args: &str) -> Value {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .unwrap();
+    let intro = format!("`fable {args}` (exit ");
+    let at = text
+        .find(&intro)
+        .unwrap_or_else(|| panic!("docs/json.md has no example of `fable {args}`"));
+    let body = &text[at..];
+    let start = body.find("```json\n").unwrap() + "```json\n".len();
+    let end = start + body[start..].find("```").unwrap();
+    serde_json::from_str(&body[start..end]).unwrap()
+}
+
+/// The keys of an object, and of every object inside it reached through objects and the first
+/// element of arrays, as dotted paths (`.apply.sources[]` ...): the shape of a report, without
+/// its values. A string starting with `…` (what the docs cut), an empty array and a null stand
+/// for anything: their paths go into `elided`.
+fn shape(
+    v: &Value,
+    at: &str,
+    out: &mut std::collections::BTreeSet<String>,
+    elided: &mut Vec<String>,
+) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let path = format!("{at}.{k}");
+                out.insert(path.clone());
+                shape(v, &path, out, elided);
+            }
+        }
+        Value::Array(a) => match a.first() {
+            Some(first) => shape(first, &format!("{at}[]"), out, elided),
+            None => elided.push(format!("{at}[]")),
+        },
+        Value::String(t) if t.starts_with('…') => elided.push(at.to_string()),
+        // A field that is null in one document may be an object in the other.
+        Value::Null => elided.push(at.to_string()),
+        _ => {}
+    }
+}
+
+/// docs/json.md is true of the code: for the commands that can run in a fresh environment, a
+/// real run's document has the documented example's fields, nested ones included, and no
+/// other (arrays compared by their first element where both have one; what either document
+/// leaves empty or null, or the docs cut, is not compared below it).
+#[test]
+fn docs_json_md_examples_have_the_fields_real_runs_have() {
+    let env = TestEnv::new();
+    let proj = env.root().join("proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    let in_project = |args: &[&str]| {
+        let out = env.fable().current_dir(&proj).args(args).output().unwrap();
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+        doc(&out)
+    };
+    let mut cases: Vec<(&str, Value)> = vec![
+        ("init --json", in_project(&["init", "--json"])),
+        (
+            "phase executing --json",
+            in_project(&["phase", "executing", "--json"]),
+        ),
+        (
+            "evidence pass test cargo test 12 passed --json",
+            in_project(&[
+                "evidence",
+                "pass",
+                "test",
+                "cargo test",
+                "12 passed",
+                "--json",
+            ]),
+        ),
+        ("state --json", in_project(&["state", "--json"])),
+        ("pack list --json", in_project(&["pack", "list", "--json"])),
+        (
+            "profile list --json",
+            env.json(["profile", "list", "--json"]),
+        ),
+    ];
+    let src = make_source(&env, "src");
+    let src = s(&src);
+    let work = env.root().join("work-profile");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = s(&work);
+    for (args, real) in [
+        (
+            "install src/hooks --dry-run --json",
+            vec!["install", src, "--dry-run", "--json"],
+        ),
+        ("install src/hooks --json", vec!["install", src, "--json"]),
+        ("status --json", vec!["status", "--json"]),
+        (
+            "doctor --no-probe --json",
+            vec!["doctor", "--no-probe", "--json"],
+        ),
+        ("gc --json", vec!["gc", "--json"]),
+        (
+            "uninstall src/hooks --json",
+            vec!["uninstall", src, "--json"],
+        ),
+        (
+            "profile add claude /tmp/h/work-profile --json",
+            vec!["profile", "add", "claude", work, "--json"],
+        ),
+        (
+            "profile remove claude /tmp/h/work-profile --json",
+            vec!["profile", "remove", "claude", work, "--json"],
+        ),
+        ("sync --json", vec!["sync", "--json"]),
+    ] {
+        cases.push((args, env.json(real)));
+    }
+    // A git source pinned at one commit while its ref has moved on.
+    let upstream = env.root().join("upstream");
+    write(&upstream.join("hooks/hooks.json"), MANIFEST);
+    write(&upstream.join("hooks/x.sh"), "exit 0\n");
+    env.git_ok(&upstream, &["init", "-q"]);
+    env.git_ok(&upstream, &["add", "."]);
+    env.git_ok(&upstream, &["commit", "-q", "-m", "one"]);
+    write(
+        &env.fable_home.join("fleet.toml"),
+        &format!(
+            "schema = 1\n\n[[source]]\nname = \"team\"\ngit = \"file://{}\"\nref = \"main\"\n",
+            upstream.display()
+        ),
+    );
+    env.ok(["sync"]);
+    write(&upstream.join("hooks/extra.txt"), "two");
+    env.git_ok(&upstream, &["add", "."]);
+    env.git_ok(&upstream, &["commit", "-q", "-m", "two"]);
+    cases.push((
+        "sync --dry-run --json",
+        env.json(["sync", "--dry-run", "--json"]),
+    ));
+    for (args, real) in cases {
+        let (mut want, mut got) = Default::default();
+        let mut elided = Vec::new();
+        shape(&documented(args), "", &mut want, &mut elided);
+        shape(&real, "", &mut got, &mut elided);
+        let below_a_cut = |p: &String| {
+            elided
+                .iter()
+                .any(|e| p.starts_with(&format!("{e}.")) || p.starts_with(&format!("{e}[")))
+        };
+        let missing: Vec<&String> = want.iter().filter(|p| !got.contains(*p)).collect();
+        let extra: Vec<&String> = got
+            .iter()
+            .filter(|p| !want.contains(*p) && !below_a_cut(p))
+            .collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "`fable {args}`: documented but not produced {missing:?}; produced but not documented {extra:?}\nreal: {real:#}"
+        );
+    }
+}
