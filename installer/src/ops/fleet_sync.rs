@@ -4,13 +4,14 @@
 //! [`apply`]. Every fetch happens before anything else is written, so an unreachable remote
 //! fails the sync with the applied state (store, wiring, checkouts, lock) as it was.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::apply::{apply_with, ApplyOptions, ApplyReport};
 use crate::error::Result;
-use crate::fleet::inventory::SourceKind;
+use crate::fleet::inventory::{Inventory, SourceKind};
 use crate::fleet::lock::{lock_path, FleetLock, Pin};
 use crate::fleet::{checkout, FleetError};
 use crate::home::FableHome;
@@ -89,25 +90,19 @@ pub fn preview(
     let inv = crate::fleet::load(home)?;
     let old = FleetLock::load(&lock_path(inv.path()))?;
     let mut sources = Vec::new();
-    for s in &inv.sources {
-        let SourceKind::Git { url, reference, .. } = &s.kind else {
-            continue;
-        };
-        home.ensure()?;
-        progress.step(&format!("fetching source {} ({url} {reference})", s.name));
-        let commit = checkout::fetch(home, &s.name, url, reference, opts.fetch_deadline)?;
-        let pin = old.pin(&s.name);
+    for f in fetch_all(home, &inv, opts, progress)? {
+        let pin = old.pin(&f.name);
         // A pin of another URL or ref is rewritten even at the same commit (and until then
         // `apply` refuses the source).
-        let would_change =
-            pin.is_none_or(|p| p.commit != commit || p.git != *url || p.reference != *reference);
+        let would_change = pin
+            .is_none_or(|p| p.commit != f.commit || p.git != f.url || p.reference != f.reference);
         sources.push(PinPreview {
-            name: s.name.clone(),
-            git: url.clone(),
-            reference: reference.clone(),
-            would_change,
-            commit,
             pinned_commit: pin.map(|p| p.commit.clone()),
+            name: f.name,
+            git: f.url,
+            reference: f.reference,
+            would_change,
+            commit: f.commit,
         });
     }
     Ok(SyncPreview { sources })
@@ -127,38 +122,8 @@ pub fn sync_with(
     let inv = crate::fleet::load(home)?;
     let lock_file = lock_path(inv.path());
     let old = FleetLock::load(&lock_file)?;
-    let git: Vec<_> = inv
-        .sources
-        .iter()
-        .filter_map(|s| match &s.kind {
-            SourceKind::Git {
-                url,
-                reference,
-                subdir,
-            } => Some((
-                s.name.clone(),
-                url.clone(),
-                reference.clone(),
-                subdir.clone(),
-            )),
-            _ => None,
-        })
-        .collect();
-    if !git.is_empty() {
-        home.ensure()?;
-    }
     // 1. Fetch everything (writes only fable's bare repositories).
-    let mut commits = Vec::new();
-    for (name, url, reference, _) in &git {
-        progress.step(&format!("fetching source {name} ({url} {reference})"));
-        commits.push(checkout::fetch(
-            home,
-            name,
-            url,
-            reference,
-            opts.fetch_deadline,
-        )?);
-    }
+    let git = fetch_all(home, &inv, opts, progress)?;
     // 2. Check out, hash and pin under the install lock.
     let mut pins = Vec::new();
     let lock_changed = {
@@ -166,26 +131,34 @@ pub fn sync_with(
             true => None,
             false => Some(InstallLock::acquire(&home.lock_path(), opts.lock_wait)?),
         };
-        for ((name, url, reference, subdir), commit) in git.iter().zip(commits) {
+        let any_git = !git.is_empty();
+        for Fetched {
+            name,
+            url,
+            reference,
+            subdir,
+            commit,
+        } in git
+        {
             progress.step(&format!("checking out source {name}"));
-            let mut tree_hash = checked_out_hash(home, name, &commit, subdir.as_deref(), false)?;
+            let mut tree_hash = checked_out_hash(home, &name, &commit, subdir.as_deref(), false)?;
             // The same commit hashing differently from its pin means the checkout was edited
             // in place: write the commit's tree again rather than pin the edit.
             let edited = old
-                .pin(name)
+                .pin(&name)
                 .is_some_and(|p| p.commit == commit && p.tree_hash != tree_hash);
             if edited {
-                tree_hash = checked_out_hash(home, name, &commit, subdir.as_deref(), true)?;
+                tree_hash = checked_out_hash(home, &name, &commit, subdir.as_deref(), true)?;
             }
             let previous_commit = old
-                .pin(name)
+                .pin(&name)
                 .map(|p| p.commit.clone())
                 .filter(|c| *c != commit);
             pins.push(PinChange {
                 pin: Pin {
-                    name: name.clone(),
-                    git: url.clone(),
-                    reference: reference.clone(),
+                    name,
+                    git: url,
+                    reference,
                     commit,
                     tree_hash,
                 },
@@ -195,7 +168,7 @@ pub fn sync_with(
         let new = FleetLock {
             pins: pins.iter().map(|p| p.pin.clone()).collect(),
         };
-        if git.is_empty() && !lock_file.exists() {
+        if !any_git && !lock_file.exists() {
             false
         } else {
             new.save(&lock_file)?
@@ -215,6 +188,46 @@ pub fn sync_with(
         lock_changed,
         apply,
     })
+}
+
+/// One git source of the inventory and the commit its ref resolves to now.
+struct Fetched {
+    name: String,
+    url: String,
+    reference: String,
+    subdir: Option<PathBuf>,
+    commit: String,
+}
+
+/// Fetches every git source of `inv`, in its order, before anything else is written (writes
+/// only fable's bare repositories); the first failure ends it.
+fn fetch_all(
+    home: &FableHome,
+    inv: &Inventory,
+    opts: &SyncOptions,
+    progress: &dyn crate::Progress,
+) -> Result<Vec<Fetched>> {
+    let mut out = Vec::new();
+    for s in &inv.sources {
+        let SourceKind::Git {
+            url,
+            reference,
+            subdir,
+        } = &s.kind
+        else {
+            continue;
+        };
+        home.ensure()?;
+        progress.step(&format!("fetching source {} ({url} {reference})", s.name));
+        out.push(Fetched {
+            commit: checkout::fetch(home, &s.name, url, reference, opts.fetch_deadline)?,
+            name: s.name.clone(),
+            url: url.clone(),
+            reference: reference.clone(),
+            subdir: subdir.clone(),
+        });
+    }
+    Ok(out)
 }
 
 /// Checks `commit` out (again, with `force`) and returns fable's tree hash of the source in it.
