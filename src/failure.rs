@@ -79,7 +79,7 @@ impl Failure {
     /// The exit code this failure ends the process with.
     pub fn exit_code(&self) -> i32 {
         match self.kind {
-            "usage" => EXIT_USAGE,
+            "usage" | "needs_consent" => EXIT_USAGE,
             "lock_busy" => EXIT_LOCK_BUSY,
             _ => EXIT_ERROR,
         }
@@ -204,6 +204,9 @@ fn fleet(e: &FleetError) -> Classified {
         FleetError::Checkout { path, .. } => some("checkout", path),
         FleetError::NotSynced { .. } => bare("not_synced"),
         FleetError::InventoryMissing { path, .. } => some("inventory_missing", path),
+        FleetError::Layering { path, .. } => some("inventory", path),
+        FleetError::Conflict { second, .. } => some("conflict", second),
+        FleetError::NeedsConsent { machine, .. } => some("needs_consent", machine),
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::util::{tree_listing, write, TestEnv};
 
+mod desired;
 mod http;
 mod pin;
 mod truth;
@@ -428,7 +429,7 @@ fn a_source_that_leaves_the_inventory_is_pruned_and_a_hand_installed_one_is_kept
     let dry = f.env.json(["apply", "--dry-run", "--json"]);
     assert_eq!(dry["pruned"], serde_json::json!(["local"]));
     let out = f.env.ok(["apply"]);
-    assert!(out.contains("source local: prune"), "{out}");
+    assert!(out.contains("source local: unwire"), "{out}");
     let keys: Vec<Value> = f.status().iter().map(|s| s["key"].clone()).collect();
     assert!(!keys.contains(&Value::from("local")), "{keys:?}");
     assert!(keys.contains(&Value::from("default")), "{keys:?}");

@@ -14,6 +14,9 @@ pub struct FableHome {
     user_home: PathBuf,
     /// The inventory, when not `$FABLE_HOME/fleet.toml` (`$FABLE_INVENTORY`, `-f FILE`).
     inventory: Option<PathBuf>,
+    /// The machine's own inventory (`$FABLE_INVENTORY`, else `$FABLE_HOME/fleet.toml`), which
+    /// `-f FILE` does not change: what an apply of another file must not silently unwire.
+    machine_inventory: Option<PathBuf>,
 }
 
 impl FableHome {
@@ -30,7 +33,9 @@ impl FableHome {
         let inventory = std::env::var_os("FABLE_INVENTORY")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
-        Ok(Self::new(root, user_home).with_inventory(inventory))
+        let mut home = Self::new(root, user_home).with_inventory(inventory);
+        home.machine_inventory = home.inventory.clone();
+        Ok(home)
     }
 
     /// A fable home at `root` for a user whose home is `user_home`. A relative root is made
@@ -47,6 +52,7 @@ impl FableHome {
             root: normalise(&root),
             user_home,
             inventory: None,
+            machine_inventory: None,
         }
     }
 
@@ -66,6 +72,21 @@ impl FableHome {
         self.inventory
             .clone()
             .unwrap_or_else(|| self.root.join("fleet.toml"))
+    }
+
+    /// The machine's own inventory: `$FABLE_INVENTORY`, else `$FABLE_HOME/fleet.toml`, whatever
+    /// `-f FILE` says. `fable install`, `uninstall`, `profile` and `rollback` edit it.
+    pub fn machine_inventory_path(&self) -> PathBuf {
+        self.machine_inventory
+            .clone()
+            .unwrap_or_else(|| self.root.join("fleet.toml"))
+    }
+
+    /// The same home with `-f FILE` forgotten: reading the machine's own inventory.
+    pub fn machine(&self) -> FableHome {
+        let mut home = self.clone();
+        home.inventory = home.machine_inventory.clone();
+        home
     }
 
     pub fn root(&self) -> &Path {

@@ -21,6 +21,10 @@ pub struct ApplyArgs {
     /// Plan everything and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Consent to unwire sources the machine's own inventory names when FILE does not (asked
+    /// on a terminal; without one, applying another file refuses to unwire them).
+    #[arg(long)]
+    pub prune: bool,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -38,9 +42,16 @@ pub fn home(file: Option<PathBuf>) -> anyhow::Result<FableHome> {
 impl Run for ApplyArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = home(self.file)?;
+        let allow_unwire = match consent(&home, self.dry_run, self.prune, self.json)? {
+            Some(allow) => allow,
+            None => return Ok(crate::term::prompt::declined()),
+        };
         let opts = ApplyOptions {
             dry_run: self.dry_run,
             lock_wait: fable_installer::lock::wait(),
+            allow_unwire,
+            converge_only: false,
+            except: None,
         };
         let spinner = Spinner::start("applying the inventory", self.json);
         let result = apply_with(&home, &opts, &spinner);
@@ -53,6 +64,42 @@ impl Run for ApplyArgs {
         }
         print_report(&report);
         Ok(code(&report))
+    }
+}
+
+/// Consent to unwire what the machine's own inventory names, when applying `home`'s file would
+/// (`-f FILE` naming less): `--prune`/`--yes`, else asked on a terminal, else a usage error
+/// naming `--prune`. `None`: declined. A dry run never asks (it lists them).
+pub fn consent(
+    home: &FableHome,
+    dry_run: bool,
+    prune: bool,
+    json: bool,
+) -> anyhow::Result<Option<bool>> {
+    use fable_installer::ops::apply::{desired_state, prune_set};
+    if dry_run || home.inventory_path() == home.machine_inventory_path() {
+        return Ok(Some(prune));
+    }
+    let desired = desired_state(home)
+        .with_context(|| format!("cannot read {}", home.inventory_path().display()))?;
+    let (_, needs) = prune_set(home, &desired)?;
+    if needs.is_empty() {
+        return Ok(Some(prune));
+    }
+    let what = format!(
+        "unwiring {} (named by {}, not by {})",
+        needs.join(", "),
+        render::tilde(&home.machine_inventory_path()),
+        render::tilde(&home.inventory_path())
+    );
+    // Without a terminal the library refuses (`needs_consent`, exit 2, naming --prune).
+    if !prune && !crate::term::ui().yes() && !crate::term::ui().can_prompt(json) {
+        return Ok(Some(false));
+    }
+    let question = format!("{what}: go ahead?");
+    match crate::term::prompt::require(&question, &what, json, prune, "--prune")? {
+        crate::term::prompt::Answer::Yes => Ok(Some(true)),
+        crate::term::prompt::Answer::No => Ok(None),
     }
 }
 
@@ -107,7 +154,23 @@ pub fn print_report(report: &ApplyReport) {
         crate::say!("git hooks {}: {would}update", dir.display());
     }
     for k in &report.pruned {
-        crate::say!("source {k}: {would}prune (it left the inventory)");
+        if report.needs_consent.contains(k) {
+            crate::say!(
+                "source {k}: {would}unwire (your own inventory names it, {} does not; the real run asks, or pass --prune)",
+                render::tilde(&report.inventory)
+            );
+        } else {
+            crate::say!("source {k}: {would}unwire (no inventory file names it)");
+        }
+    }
+    for k in &report.adopted {
+        crate::say!("source {k}: {would}record in the inventory (installed by hand before)");
+    }
+    for j in &report.journals_cleared {
+        crate::say!(
+            "journal {}: removed (the interrupted operation is complete)",
+            render::tilde(j)
+        );
     }
     if !report.changed {
         crate::say!("everything is current");

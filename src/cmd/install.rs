@@ -100,6 +100,9 @@ impl Run for InstallArgs {
                 .context("installed, but cannot record the source in the inventory")?;
             }
         }
+        // The reconcile that follows the edit: every other source of the desired state reaches
+        // the profiles this install selected (a new agent directory gets them all).
+        let others = reconcile_others(&home, &report, &opts, self.json)?;
         let trust_failed = report
             .codex_trust
             .as_ref()
@@ -118,10 +121,26 @@ impl Run for InstallArgs {
             .codex_trust
             .as_ref()
             .is_some_and(|t| t.profiles.iter().any(|o| !o.trusted.is_empty()));
+        let others_changed = others.iter().any(|o| o.install.changed);
+        let code = if others
+            .iter()
+            .any(|o| !o.install.skipped_profiles.is_empty())
+        {
+            1
+        } else {
+            code
+        };
         if self.json {
-            let wrote = report.changed || trusted_any || recorded;
+            let wrote = report.changed || trusted_any || recorded || others_changed;
             let changed = json::Changed::of(wrote, report.dry_run);
-            return json::print(&report, code, changed);
+            return json::print(
+                &WithOthers {
+                    report: &report,
+                    others: &others,
+                },
+                code,
+                changed,
+            );
         }
         for s in &report.sources {
             let verb = match (report.dry_run, s.changed) {
@@ -204,7 +223,16 @@ impl Run for InstallArgs {
                 crate::error_line!("codex trust: {f}");
             }
         }
-        if !report.changed && !trusted_any {
+        for o in others.iter().filter(|o| o.install.changed) {
+            let wired = o.install.plans.iter().filter(|p| p.changed()).count();
+            let would = if report.dry_run { "would " } else { "" };
+            crate::say!(
+                "source {} (from {}): {would}update {wired} more profile(s)",
+                o.name,
+                render::tilde(&o.file)
+            );
+        }
+        if !report.changed && !trusted_any && !others_changed {
             crate::say!("everything is current");
         }
         Ok(code)
@@ -244,4 +272,52 @@ fn confirm_first(home: &FableHome, opts: &InstallOptions, what: &str) -> anyhow:
     }
     let question = format!("Install {what} into {} profile(s)?", profiles.len());
     Ok(prompt::confirm_on_terminal(&question, false)? == prompt::Answer::Yes)
+}
+
+/// An install's `--json` document: the install's report and the other sources the reconcile
+/// after it converged (only those it changed).
+#[derive(serde::Serialize)]
+struct WithOthers<'a> {
+    #[serde(flatten)]
+    report: &'a fable_installer::ops::install::InstallReport,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    others: &'a [fable_installer::ops::apply::AppliedReport],
+}
+
+/// Converges every other source of the desired state into the profiles `opts` selects, after
+/// the install itself (nothing is pruned; a git source not synced yet is left to `fable
+/// sync`); only the sources it changed (or, dry, would change) are returned.
+fn reconcile_others(
+    home: &FableHome,
+    report: &fable_installer::ops::install::InstallReport,
+    opts: &InstallOptions,
+    json: bool,
+) -> anyhow::Result<Vec<fable_installer::ops::apply::AppliedReport>> {
+    use fable_installer::ops::apply::{apply_with, ApplyOptions};
+    let Some(key) = report.sources.first().map(|s| s.key.clone()) else {
+        return Ok(Vec::new());
+    };
+    if !opts.hosts.is_empty() || !opts.profile_dirs.is_empty() {
+        // A narrowed install touches only what it names.
+        return Ok(Vec::new());
+    }
+    let spinner = Spinner::start("converging the other sources", json);
+    let result = apply_with(
+        home,
+        &ApplyOptions {
+            dry_run: opts.dry_run,
+            lock_wait: opts.lock_wait,
+            allow_unwire: false,
+            converge_only: true,
+            except: Some(key),
+        },
+        &spinner,
+    );
+    drop(spinner);
+    let applied = result.context("installed, but cannot converge the inventory's other sources")?;
+    Ok(applied
+        .sources
+        .into_iter()
+        .filter(|s| s.install.changed)
+        .collect())
 }

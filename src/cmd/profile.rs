@@ -57,6 +57,12 @@ struct ProfileChange<'a> {
     dir: &'a Path,
     /// Whether the profile is registered now.
     registered: bool,
+    /// `remove`: fable's entries taken out of the profile's file before it was unregistered.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    unwired: &'a [fable_installer::settings::plan::ProfileReport],
+    /// `add`: the sources the reconcile after it wired into the new profile.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    wired: &'a [String],
 }
 
 fn absolute(dir: PathBuf) -> anyhow::Result<PathBuf> {
@@ -99,13 +105,25 @@ impl Run for ProfileCommand {
                     dir: dir.clone(),
                 };
                 let added = ops::profile::add(&home, &profile, wait)?;
+                // The reconcile after the edit: every source of the desired state reaches the
+                // new profile now, not at the next install.
+                let wired = if added {
+                    wire_new(&home, wait)?
+                } else {
+                    Vec::new()
+                };
                 if json {
                     let report = ProfileChange {
                         host,
                         dir: &dir,
                         registered: true,
+                        unwired: &[],
+                        wired: &wired,
                     };
                     return json::print(&report, 0, Changed::Wrote(added));
+                }
+                for key in &wired {
+                    crate::say!("source {key}: wired into {host} {}", dir.display());
                 }
                 if added {
                     crate::say!("added {host} profile {}", dir.display());
@@ -119,7 +137,8 @@ impl Run for ProfileCommand {
                     host,
                     dir: dir.clone(),
                 };
-                if !ops::profile::remove(&home, &profile, wait)? {
+                let removed = ops::profile::remove(&home, &profile, wait)?;
+                if !removed.removed {
                     anyhow::bail!(
                         "{host} profile {} is not registered (see `fable profile list`)",
                         dir.display()
@@ -130,12 +149,48 @@ impl Run for ProfileCommand {
                         host,
                         dir: &dir,
                         registered: false,
+                        unwired: &removed.unwired,
+                        wired: &[],
                     };
                     return json::print(&report, 0, Changed::Wrote(true));
+                }
+                for u in &removed.unwired {
+                    crate::say!(
+                        "{} {}: removed fable's entries ({} change(s))",
+                        u.host,
+                        crate::cmd::render::tilde(&u.path),
+                        u.patch.len()
+                    );
                 }
                 crate::say!("removed {host} profile {}", dir.display());
             }
         }
         Ok(0)
     }
+}
+
+/// Converges every source of the desired state after `profile add` (nothing pruned); the keys
+/// of the sources it wired.
+fn wire_new(home: &FableHome, wait: std::time::Duration) -> anyhow::Result<Vec<String>> {
+    use fable_installer::ops::apply::{apply, ApplyOptions};
+    let report = apply(
+        home,
+        &ApplyOptions {
+            dry_run: false,
+            lock_wait: wait,
+            allow_unwire: false,
+            converge_only: true,
+            except: None,
+        },
+    )
+    .map_err(anyhow::Error::from)
+    .map_err(|e| {
+        e.context("registered, but cannot wire the inventory's sources into it; run `fable apply`")
+    })?;
+    Ok(report
+        .sources
+        .into_iter()
+        .filter(|s| s.install.changed)
+        .map(|s| s.name)
+        .collect())
 }

@@ -21,3 +21,13 @@ pub fn diff(before: &str, after: &str, path: &Path) -> String {
         .header(&name, &name)
         .to_string()
 }
+
+/// `path` with the user's home directory written `~` (for human lines; `--json` keeps paths).
+pub fn tilde(path: &Path) -> String {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match home.and_then(|h| path.strip_prefix(h).ok().map(Path::to_path_buf)) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}

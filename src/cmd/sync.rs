@@ -29,14 +29,23 @@ pub struct SyncArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Consent to unwire sources the machine's own inventory names when FILE does not (asked
+    /// on a terminal; without one, syncing another file refuses to unwire them).
+    #[arg(long)]
+    pub prune: bool,
 }
 
 impl Run for SyncArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = apply::home(self.file)?;
+        let allow_unwire = match apply::consent(&home, self.dry_run, self.prune, self.json)? {
+            Some(allow) => allow,
+            None => return Ok(crate::term::prompt::declined()),
+        };
         let opts = SyncOptions {
             lock_wait: fable_installer::lock::wait(),
             fetch_deadline: Duration::from_secs(self.timeout),
+            allow_unwire,
         };
         if self.dry_run {
             return preview(&home, &opts, self.json);
@@ -119,6 +128,16 @@ fn preview(home: &FableHome, opts: &SyncOptions, json: bool) -> anyhow::Result<i
                 s.name,
                 s.reference
             ),
+        }
+    }
+    for k in &report.pruned {
+        if report.needs_consent.contains(k) {
+            crate::say!(
+                "source {k}: would unwire (your own inventory names it, {} does not; the real sync asks, or pass --prune)",
+                render::tilde(&home.inventory_path())
+            );
+        } else {
+            crate::say!("source {k}: would unwire (no inventory file names it)");
         }
     }
     Ok(0)

@@ -186,21 +186,28 @@ fn a_new_agent_directory_is_one_doctor_finding_that_apply_fixes() {
     let (report, code) = doctor(&f, false);
     assert_eq!(code, 0, "{report:#}");
 
-    // The same for a profile registered after the apply, fixed by the doctor this time.
+    // A profile registered after the apply is an edit of the desired state followed by the
+    // reconcile: `profile add` wires every source into it at once.
     let extra = f.env.root().join("claude-extra");
     std::fs::create_dir_all(&extra).unwrap();
-    f.env.ok([
+    let out = f.env.ok([
         Path::new("profile").as_os_str(),
         "add".as_ref(),
         "claude".as_ref(),
         extra.as_os_str(),
     ]);
-    let (report, _) = doctor(&f, false);
-    assert_eq!(findings(&report, "profile.unwired").len(), 1, "{report:#}");
-    let (report, code) = doctor(&f, true);
-    assert_eq!(code, 0, "{report:#}");
+    assert!(out.contains("source local: wired into claude"), "{out}");
     let text = std::fs::read_to_string(extra.join("settings.json")).unwrap();
-    assert!(text.contains("sources/local/current"), "{text}");
+    assert!(
+        text.contains("sources/local/current") && text.contains("sources/default/current"),
+        "{text}"
+    );
+    let (report, code) = doctor(&f, false);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        findings(&report, "profile.unwired").is_empty(),
+        "{report:#}"
+    );
 }
 
 #[test]

@@ -25,23 +25,12 @@ pub fn check_journals(home: &FableHome) -> Vec<Finding> {
         .collect()
 }
 
-/// The finding for one left-over journal: how to finish what its operation started.
+/// The finding for one left-over journal: how to finish what its operation started. Every
+/// kind (an install, the doctor's snapshot repair) is finished the same way: by converging its
+/// source again, which `doctor --fix` and `fable apply` do, each then removing the journal.
 fn interrupted(path: PathBuf, intent: Option<Intent>) -> Finding {
     let subject = path.display().to_string();
     match intent {
-        Some(i) if i.operation != "install" => Finding::new(
-            "journal.interrupted",
-            Severity::Error,
-            subject,
-            format!(
-                "an interrupted `{}` of source {} (pid {}) left this journal",
-                i.operation, i.source_key, i.pid
-            ),
-        )
-        .with_fix(format!(
-            "run `fable {}` for that source again, then remove the journal",
-            i.operation
-        )),
         Some(i) => {
             let spec = SourceSpec::recorded(&i.source_key, i.source.as_deref())
                 .unwrap_or(SourceSpec::Default);
@@ -50,7 +39,7 @@ fn interrupted(path: PathBuf, intent: Option<Intent>) -> Finding {
                 Severity::Error,
                 subject,
                 format!(
-                    "an {} of source {} (pid {}, started at unix time {}) was interrupted; its profiles may be half-written",
+                    "an interrupted `{}` of source {} (pid {}, started at unix time {}) left this journal; its profiles may be half-written",
                     i.operation, i.source_key, i.pid, i.started_at
                 ),
             )

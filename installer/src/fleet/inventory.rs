@@ -56,6 +56,9 @@ pub struct GitTarget {
 pub struct Inventory {
     path: PathBuf,
     doc: DocumentMut,
+    /// `include = [...]`: other inventories layered under this one (a team file checked into a
+    /// repository), resolved against this file's directory (`fleet::desired`).
+    pub includes: Vec<PathBuf>,
     /// `[defaults] hosts`: the hosts to wire (`None`: every enabled host).
     pub hosts: Option<Vec<Host>>,
     /// `[hosts.H] enabled = false` entries.
@@ -125,6 +128,7 @@ impl Inventory {
         let mut inv = Inventory {
             path: path.to_path_buf(),
             doc,
+            includes: Vec::new(),
             hosts: None,
             disabled_hosts: Vec::new(),
             prune: true,

@@ -1,10 +1,11 @@
 //! The fleet: a declarative inventory (`fleet.toml`, [`inventory`]) that `fable apply`
 //! converges one machine on, the pins `fable sync` writes beside it (`fleet.lock`, [`lock`]),
-//! git sources fetched and checked out under `$FABLE_HOME` ([`checkout`]), and the record of
-//! what the inventory applied (`applied.json`, [`Applied`]), so that `apply` prunes only the
-//! sources it manages (docs/design.md, "Fleet").
+//! git sources fetched and checked out under `$FABLE_HOME` ([`checkout`]), and the layered
+//! desired state ([`desired`]: the inventory and the files it includes) that the reconcile
+//! converges on (docs/design.md, "Desired state").
 
 pub mod checkout;
+pub mod desired;
 pub mod inventory;
 pub mod lock;
 pub mod remedy;
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::home::FableHome;
 use inventory::Inventory;
 
@@ -41,11 +42,31 @@ pub enum FleetError {
     /// in place: applying "nothing" would prune them all, so fable refuses.
     #[error("{path}: the inventory does not exist, and applying without it would prune {sources} (installed by an earlier apply); restore the file, or write one with `schema = 1` and no sources to remove them")]
     InventoryMissing { path: PathBuf, sources: String },
+    /// The layered desired state cannot be read: a missing include, a cycle, a git target
+    /// whose source no file names.
+    #[error("{path}: {message}")]
+    Layering { path: PathBuf, message: String },
+    /// Two inventory files name one source key with different contents.
+    #[error("source {name:?} is named differently by {first} and by {second}; keep one of them (or give one another name)")]
+    Conflict {
+        name: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// Applying another file than the machine's inventory would unwire sources the machine's
+    /// inventory names; that needs consent.
+    #[error("applying {applied} would unwire {sources}, which {machine} names; add them to {applied} (or `include` it there), or pass --prune to unwire them")]
+    NeedsConsent {
+        applied: PathBuf,
+        machine: PathBuf,
+        sources: String,
+    },
 }
 
-/// `$FABLE_HOME/applied.json`: the sources the last `fable apply` installed from the inventory
-/// (key and checkout), so that a source that leaves the inventory is pruned and a source
-/// installed by hand is never touched.
+/// `$FABLE_HOME/applied.json`, written by fable before the desired state was read from disk:
+/// the sources earlier applies installed. Only read, once, to migrate: a source it does not
+/// list was installed by hand and is recorded in the inventory instead of pruned
+/// (`ops::apply`), and the file is then removed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
     /// The inventory applied.
@@ -67,32 +88,12 @@ impl Applied {
         home.root().join("applied.json")
     }
 
-    /// Reads the record; missing is empty.
+    /// Reads the record; missing (or unreadable: it is only a migration hint) is empty.
     pub fn load(home: &FableHome) -> Result<Self> {
-        let path = Self::path(home);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| Error::Invalid {
-                path,
-                message: format!("{e}; delete the file and run `fable apply` again"),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(Error::io(path, e)),
-        }
-    }
-
-    /// Writes the record atomically (the caller holds the install lock); nothing when it is
-    /// unchanged.
-    pub fn save(&self, home: &FableHome) -> Result<bool> {
-        if Self::load(home).ok().as_ref() == Some(self) {
-            return Ok(false);
-        }
-        let mut text = serde_json::to_vec_pretty(self).map_err(|e| Error::Invalid {
-            path: Self::path(home),
-            message: e.to_string(),
-        })?;
-        text.push(b'\n');
-        fable_snapshot::fsutil::write_atomic(&Self::path(home), &text, 0o600)?;
-        Ok(true)
+        Ok(std::fs::read(Self::path(home))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default())
     }
 }
 
@@ -162,7 +163,12 @@ pub fn trust_codex(home: &FableHome) -> Result<bool> {
 /// The profiles registered in the inventory, then those still registered in config.toml (the
 /// fallback for installs from before the inventory).
 pub fn registered_profiles(home: &FableHome) -> Result<Vec<crate::config::RegisteredProfile>> {
-    let mut out = load_shared(home)?.profiles.clone();
+    let top = load_shared(home)?;
+    let mut out = if top.includes.is_empty() {
+        top.profiles.clone()
+    } else {
+        desired::layered((*top).clone(), home.user_home())?.profiles
+    };
     for p in crate::config::Config::load(&home.config_path())?.profiles()? {
         if !out.contains(&p) {
             out.push(p);

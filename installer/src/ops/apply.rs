@@ -1,11 +1,17 @@
-//! `fable apply`: converge this machine on the inventory, without the network. Every source
-//! (a git source from its checkout, verified against `fleet.lock` by commit and tree hash),
-//! every profile and every git target is planned first (nothing is written when anything is
-//! refused); then each source is installed (each install takes the install lock itself, exactly
-//! as `fable install`), its git targets converged, and the sources that left the inventory
-//! pruned: only those a previous apply installed (`applied.json`), never one installed by hand.
-//! A converged machine is left byte-for-byte as it was.
+//! `fable apply`: the one reconcile. It converges this machine on the layered desired state
+//! (`fleet::desired`: the inventory applied and every file it includes), without the network.
+//! Every source (a git source from its checkout, verified against `fleet.lock` by commit and
+//! tree hash), every profile and every git target is planned first (nothing is written when
+//! anything is refused); then each source is installed (each install takes the install lock
+//! itself, exactly as `fable install`), its git targets converged, and what is wired that the
+//! desired state no longer names pruned. What is wired is read, not remembered: the sources
+//! with a snapshot in the store or an entry in an ownership record. Applying another file than
+//! the machine's own inventory (`-f FILE`) never unwires a source the machine's inventory names
+//! without consent (`ApplyOptions::allow_unwire`). A converged machine is left byte-for-byte as
+//! it was; a reconcile killed at any point converges when run again, and clears the journals
+//! of the interrupted operations it completed.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,11 +20,12 @@ use serde::Serialize;
 use super::git_hooks::{install_git_hooks, InstallGitHooks};
 use super::install::{install, InstallOptions, InstallReport};
 use super::pinned::wire_pinned;
-use super::uninstall::{uninstall, UninstallOptions};
+use super::uninstall::{unwire, UninstallOptions};
 use crate::error::{Error, Result};
+use crate::fleet::desired::{layered, DesiredState};
 use crate::fleet::inventory::{Inventory, SourceKind};
 use crate::fleet::lock::{lock_path, FleetLock};
-use crate::fleet::{checkout, Applied, AppliedSource, FleetError};
+use crate::fleet::{checkout, Applied, FleetError};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
 use crate::settings::plan::ProfilePlan;
@@ -31,6 +38,15 @@ pub struct ApplyOptions {
     /// Plan only; write nothing.
     pub dry_run: bool,
     pub lock_wait: Duration,
+    /// Consent to unwire sources the machine's own inventory names while applying another
+    /// file (`--prune`, `--yes`, or a confirmed prompt).
+    pub allow_unwire: bool,
+    /// The reconcile that follows an imperative edit (`fable install PATH`, `fable profile
+    /// add`): every source of the desired state is converged (a new profile gets them all),
+    /// nothing is pruned, and a git source not synced yet is left for `fable sync`.
+    pub converge_only: bool,
+    /// A source the edit already converged itself (`fable install PATH`): not planned again.
+    pub except: Option<String>,
 }
 
 /// What `fable apply` did (the `--json` document).
@@ -43,8 +59,20 @@ pub struct ApplyReport {
     pub sources: Vec<AppliedReport>,
     /// Git targets of the inventory (`[[git]]`).
     pub git: Vec<crate::git::GitReport>,
-    /// Keys of sources that left the inventory and were (or, dry, would be) removed.
+    /// Keys of sources that are wired and that the desired state no longer names, removed
+    /// (or, dry, would be removed).
     pub pruned: Vec<String>,
+    /// Of `pruned`, those the machine's own inventory names (applying another file with
+    /// `-f`): a real run unwires them only with consent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_consent: Vec<String>,
+    /// Sources an earlier fable installed by hand and never recorded, now recorded in the
+    /// machine's inventory instead of pruned (once, when `applied.json` is migrated).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<String>,
+    /// Journals of interrupted operations this reconcile completed, removed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub journals_cleared: Vec<PathBuf>,
 }
 
 /// One inventory source and its install.
@@ -53,6 +81,8 @@ pub struct AppliedReport {
     pub name: String,
     /// `path`, `git` or `builtin`.
     pub kind: &'static str,
+    /// The inventory file that names the source (the applied one, or a file it includes).
+    pub file: PathBuf,
     /// The pinned commit of a git source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
@@ -67,6 +97,7 @@ pub struct AppliedReport {
 struct Planned {
     name: String,
     kind: &'static str,
+    file: PathBuf,
     commit: Option<String>,
     spec: SourceSpec,
     /// The tree hash the lock pins (git sources).
@@ -80,6 +111,45 @@ pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
     apply_with(home, opts, &crate::Silent)
 }
 
+/// The layered desired state this home applies (the inventory and every file it includes).
+pub fn desired_state(home: &FableHome) -> Result<DesiredState> {
+    layered(crate::fleet::load(home)?, home.user_home())
+}
+
+/// What is wired on this machine, read from disk: every source with a directory in the store,
+/// and every key an ownership record of a profile names (entries whose snapshot is gone).
+pub fn wired_keys(home: &FableHome) -> Result<BTreeSet<String>> {
+    let mut keys: BTreeSet<String> = home.store().keys()?.into_iter().collect();
+    for p in crate::profiles::discover(home)? {
+        // A record that cannot be read is the planner's to report; it names nothing here.
+        if let Ok(entries) = crate::settings::owned::load(home, &p.id()) {
+            keys.extend(entries.into_iter().map(|e| e.key));
+        }
+    }
+    Ok(keys)
+}
+
+/// The prune set: what is wired that `desired` does not name (nothing when the inventory
+/// says `prune = false`), and of it what the machine's own inventory names when `home`
+/// applies another file (those need consent).
+pub fn prune_set(home: &FableHome, desired: &DesiredState) -> Result<(Vec<String>, Vec<String>)> {
+    if !desired.top.prune {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let pruned: Vec<String> = wired_keys(home)?
+        .into_iter()
+        .filter(|k| !desired.names(k))
+        .collect();
+    let machine = home.machine();
+    let needs_consent = if pruned.is_empty() || machine.inventory_path() == home.inventory_path() {
+        Vec::new()
+    } else {
+        let mine = desired_state(&machine)?;
+        pruned.iter().filter(|k| mine.names(k)).cloned().collect()
+    };
+    Ok((pruned, needs_consent))
+}
+
 /// [`apply`], telling `progress` as each source is planned and installed.
 pub fn apply_with(
     home: &FableHome,
@@ -89,9 +159,16 @@ pub fn apply_with(
     // Every source plans every profile: each file's parse (keyed by its text, read afresh each
     // time) is shared by the plans of this apply (`crate::memo`).
     let _memo = crate::memo::scope();
-    let inv = crate::fleet::load(home)?;
-    let planned = specs(home, &inv)?;
-    let hosts = hosts(&inv);
+    let mut desired = desired_state(home)?;
+    let only_others = opts.converge_only;
+    if let Some(key) = &opts.except {
+        desired.sources.retain(|s| s.source.name != *key);
+        desired.git.retain(|g| g.source != *key);
+    }
+    let desired = desired;
+    let inv = &desired.top;
+    let planned = specs(home, &desired, only_others)?;
+    let hosts = hosts(inv);
     let install_opts = |spec: &SourceSpec, dry_run: bool| InstallOptions {
         spec: spec.clone(),
         hosts: hosts.clone(),
@@ -132,7 +209,7 @@ pub fn apply_with(
         }
         previews.push(report);
     }
-    let git_requests: Vec<InstallGitHooks> = inv
+    let git_requests: Vec<InstallGitHooks> = desired
         .git
         .iter()
         .map(|g| InstallGitHooks {
@@ -142,22 +219,30 @@ pub fn apply_with(
             ..InstallGitHooks::default()
         })
         .collect();
-    let applied = Applied::load(home)?;
-    let pruned: Vec<AppliedSource> = if inv.prune {
-        applied
-            .sources
+    let (mut pruned, needs_consent) = match only_others {
+        true => Default::default(),
+        false => prune_set(home, &desired)?,
+    };
+    // Sources installed by hand before every install was recorded in the inventory: the
+    // old record of what applies installed (`applied.json`) does not list them, and they are
+    // recorded now instead of pruned (once; the file is removed after).
+    let legacy = Applied::load(home)?;
+    let migrating = !only_others && Applied::path(home).exists();
+    let adopted: Vec<String> = if migrating && home.machine().inventory_path() == inv.path() {
+        pruned
             .iter()
-            .filter(|a| !planned.iter().any(|p| p.name == a.key))
+            .filter(|k| !legacy.sources.iter().any(|a| a.key == **k))
+            .filter(|k| crate::fleet::inventory::valid_name(k))
             .cloned()
             .collect()
     } else {
         Vec::new()
     };
+    pruned.retain(|k| !adopted.contains(k));
     if !pruned.is_empty() && !inv.path().exists() {
-        let keys: Vec<&str> = pruned.iter().map(|a| a.key.as_str()).collect();
         return Err(FleetError::InventoryMissing {
             path: inv.path().to_path_buf(),
-            sources: keys.join(", "),
+            sources: pruned.join(", "),
         }
         .into());
     }
@@ -167,15 +252,26 @@ pub fn apply_with(
         inventory: inv.path().to_path_buf(),
         sources: Vec::new(),
         git: Vec::new(),
-        pruned: pruned.iter().map(|a| a.key.clone()).collect(),
+        pruned: pruned.clone(),
+        needs_consent: needs_consent.clone(),
+        adopted: adopted.clone(),
+        journals_cleared: Vec::new(),
     };
     if opts.dry_run {
         for (p, install) in planned.into_iter().zip(previews) {
             report.changed |= install.changed;
             report.sources.push(entry(p, install));
         }
-        report.changed |= !report.pruned.is_empty();
+        report.changed |= !report.pruned.is_empty() || !report.adopted.is_empty();
         return Ok(report);
+    }
+    if !needs_consent.is_empty() && !opts.allow_unwire {
+        return Err(FleetError::NeedsConsent {
+            applied: inv.path().to_path_buf(),
+            machine: home.machine_inventory_path(),
+            sources: needs_consent.join(", "),
+        }
+        .into());
     }
     let trust = inv.trust_codex || crate::fleet::trust_codex(home)?;
     // Snapshots first: a profile patched for one source would otherwise drop the entries of
@@ -190,6 +286,7 @@ pub fn apply_with(
             }
         }
     }
+    let mut failed = false;
     for (i, (p, preview)) in planned.iter().zip(previews).enumerate() {
         progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
         // A source whose preview writes nothing is converged and not planned again (unless
@@ -209,11 +306,13 @@ pub fn apply_with(
             )?),
             None => changed_plans(install(home, &install_opts(&p.spec, false))?),
         };
+        failed |= !install.skipped_profiles.is_empty() || !install.git_failures.is_empty();
         report.changed |= install.changed;
         report.sources.push(entry(
             Planned {
                 name: p.name.clone(),
                 kind: p.kind,
+                file: p.file.clone(),
                 commit: p.commit.clone(),
                 spec: p.spec.clone(),
                 pinned_tree: None,
@@ -240,19 +339,22 @@ pub fn apply_with(
         report.changed |= g.changed;
         report.git.push(g);
     }
-    for a in &pruned {
-        progress.step(&format!("pruning source {}", a.key));
-        let spec = SourceSpec::Named {
-            key: a.key.clone(),
-            path: a
-                .path
-                .clone()
-                .unwrap_or_else(|| home.store().source_dir(&a.key)),
-        };
-        let r = uninstall(
+    for key in &pruned {
+        progress.step(&format!("pruning source {key}"));
+        let path = home
+            .store()
+            .read_record(key)
+            .ok()
+            .flatten()
+            .and_then(|r| r.source)
+            .unwrap_or_else(|| home.store().source_dir(key));
+        let r = unwire(
             home,
             &UninstallOptions {
-                spec,
+                spec: SourceSpec::Named {
+                    key: key.clone(),
+                    path,
+                },
                 restore: false,
                 dry_run: false,
                 lock_wait: opts.lock_wait,
@@ -260,25 +362,57 @@ pub fn apply_with(
         )?;
         report.changed |= r.changed;
     }
-    let record = Applied {
-        inventory: inv.path().to_path_buf(),
-        sources: planned
-            .iter()
-            .map(|p| AppliedSource {
-                key: p.name.clone(),
-                path: p
-                    .spec
-                    .path()
-                    .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf())),
-            })
-            .collect(),
-    };
-    if Applied::load(home).ok().as_ref() != Some(&record) {
+    if migrating {
         home.ensure()?;
         let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
-        report.changed |= record.save(home)?;
+        if !adopted.is_empty() {
+            let mut machine = crate::fleet::load(&home.machine())?;
+            for key in &adopted {
+                let checkout = home.store().read_record(key)?.and_then(|r| r.source);
+                machine.add_source(&crate::fleet::hand_installed(key, checkout.as_deref()))?;
+            }
+            machine.save()?;
+        }
+        let path = Applied::path(home);
+        std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        report.changed = true;
+    }
+    if !failed && !only_others {
+        report.journals_cleared = clear_journals(home, &desired, opts.lock_wait)?;
+        report.changed |= !report.journals_cleared.is_empty();
     }
     Ok(report)
+}
+
+/// Removes the journals of interrupted operations once this reconcile has converged what they
+/// describe: a source of the desired state (installed again) or one no longer wired (pruned).
+fn clear_journals(
+    home: &FableHome,
+    desired: &DesiredState,
+    lock_wait: Duration,
+) -> Result<Vec<PathBuf>> {
+    let left = crate::journal::interrupted(home);
+    if left.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wired = wired_keys(home)?;
+    let done: Vec<PathBuf> = left
+        .into_iter()
+        .filter(|(_, intent)| {
+            intent
+                .as_ref()
+                .is_none_or(|i| desired.names(&i.source_key) || !wired.contains(&i.source_key))
+        })
+        .map(|(path, _)| path)
+        .collect();
+    if done.is_empty() {
+        return Ok(done);
+    }
+    let failed = super::repair::clear_journals(home, &done, lock_wait)?;
+    Ok(done
+        .into_iter()
+        .filter(|p| !failed.iter().any(|(f, _)| f == p))
+        .collect())
 }
 
 /// `report` keeping only the plans that change a file: an apply holds every source's report
@@ -293,6 +427,7 @@ fn entry(p: Planned, install: InstallReport) -> AppliedReport {
     AppliedReport {
         name: p.name,
         kind: p.kind,
+        file: p.file,
         commit: p.commit,
         pinned: p.rollback_pin,
         install,
@@ -323,19 +458,23 @@ fn hosts(inv: &Inventory) -> Vec<Host> {
 }
 
 /// Each inventory source as an install spec; a git source must have been synced: its lock
-/// entry matches the inventory and its checkout holds the pinned commit.
-fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
-    let lock = if inv
+/// entry matches the inventory and its checkout holds the pinned commit (one that was not is
+/// refused, or left out with `skip_unsynced`).
+fn specs(home: &FableHome, desired: &DesiredState, skip_unsynced: bool) -> Result<Vec<Planned>> {
+    let inv = &desired.top;
+    let lock = if desired
         .sources
         .iter()
-        .any(|s| matches!(s.kind, SourceKind::Git { .. }))
+        .any(|s| matches!(s.source.kind, SourceKind::Git { .. }))
     {
         FleetLock::load(&lock_path(inv.path()))?
     } else {
         FleetLock::default()
     };
     let mut out = Vec::new();
-    for s in &inv.sources {
+    for d in &desired.sources {
+        let s = &d.source;
+        let file = d.file.clone();
         let name = s.name.clone();
         let not_synced = |message: String| FleetError::NotSynced {
             name: name.clone(),
@@ -346,6 +485,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
             SourceKind::Builtin => Planned {
                 name: name.clone(),
                 kind: "builtin",
+                file,
                 commit: None,
                 spec: SourceSpec::Default,
                 pinned_tree: None,
@@ -354,6 +494,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
             SourceKind::Path(p) => Planned {
                 name: name.clone(),
                 kind: "path",
+                file,
                 commit: None,
                 spec: SourceSpec::Named {
                     key: name.clone(),
@@ -366,6 +507,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
             SourceKind::Git { .. } if rollback_pin.is_some() => Planned {
                 name: name.clone(),
                 kind: "git",
+                file,
                 commit: lock.pin(&name).map(|p| p.commit.clone()),
                 spec: SourceSpec::Named {
                     key: name.clone(),
@@ -382,15 +524,21 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
             } => {
                 let pin = lock
                     .pin(&name)
-                    .filter(|pin| pin.git == *url && pin.reference == *reference)
-                    .ok_or_else(|| {
-                        not_synced(format!(
+                    .filter(|pin| pin.git == *url && pin.reference == *reference);
+                let pin = match pin {
+                    Some(pin) => pin,
+                    None if skip_unsynced => continue,
+                    None => {
+                        return Err(not_synced(format!(
                             "{} pins no commit for {url} {reference}",
                             lock_path(inv.path()).display()
                         ))
-                    })?;
+                        .into())
+                    }
+                };
                 match checkout::checked_out(home, &name) {
                     Some(c) if c == pin.commit => {}
+                    _ if skip_unsynced => continue,
                     found => {
                         return Err(not_synced(format!(
                             "its checkout holds {} but the lock pins {}",
@@ -407,6 +555,7 @@ fn specs(home: &FableHome, inv: &Inventory) -> Result<Vec<Planned>> {
                 Planned {
                     name: name.clone(),
                     kind: "git",
+                    file,
                     commit: Some(pin.commit.clone()),
                     spec: SourceSpec::Named {
                         key: name.clone(),

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::apply::{apply_with, ApplyOptions, ApplyReport};
 use crate::error::Result;
-use crate::fleet::inventory::{Inventory, SourceKind};
+use crate::fleet::inventory::SourceKind;
 use crate::fleet::lock::{lock_path, FleetLock, Pin};
 use crate::fleet::{checkout, FleetError};
 use crate::home::FableHome;
@@ -24,6 +24,9 @@ pub struct SyncOptions {
     pub lock_wait: Duration,
     /// The deadline of each fetch.
     pub fetch_deadline: Duration,
+    /// Consent to unwire sources the machine's own inventory names (see
+    /// [`ApplyOptions::allow_unwire`]); checked before anything is fetched.
+    pub allow_unwire: bool,
 }
 
 /// What `fable sync` did (the `--json` document).
@@ -52,6 +55,12 @@ pub struct PinChange {
 pub struct SyncPreview {
     /// One entry per git source of the inventory, in its order.
     pub sources: Vec<PinPreview>,
+    /// Wired sources the desired state no longer names: the apply after the sync unwires them.
+    pub pruned: Vec<String>,
+    /// Of `pruned`, those the machine's own inventory names (a sync of another file with
+    /// `-f`): the real sync refuses to unwire them without consent (`--prune`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub needs_consent: Vec<String>,
 }
 
 /// One git source in a [`SyncPreview`].
@@ -76,7 +85,7 @@ pub struct PinPreview {
 impl SyncPreview {
     /// Whether a sync would move any pin.
     pub fn would_change(&self) -> bool {
-        self.sources.iter().any(|s| s.would_change)
+        self.sources.iter().any(|s| s.would_change) || !self.pruned.is_empty()
     }
 }
 
@@ -87,10 +96,11 @@ pub fn preview(
     opts: &SyncOptions,
     progress: &dyn crate::Progress,
 ) -> Result<SyncPreview> {
-    let inv = crate::fleet::load(home)?;
-    let old = FleetLock::load(&lock_path(inv.path()))?;
+    let desired = super::apply::desired_state(home)?;
+    let old = FleetLock::load(&lock_path(desired.top.path()))?;
+    let (pruned, needs_consent) = super::apply::prune_set(home, &desired)?;
     let mut sources = Vec::new();
-    for f in fetch_all(home, &inv, opts, progress)? {
+    for f in fetch_all(home, &desired, opts, progress)? {
         let pin = old.pin(&f.name);
         // A pin of another URL or ref is rewritten even at the same commit (and until then
         // `apply` refuses the source).
@@ -105,7 +115,11 @@ pub fn preview(
             commit: f.commit,
         });
     }
-    Ok(SyncPreview { sources })
+    Ok(SyncPreview {
+        sources,
+        pruned,
+        needs_consent,
+    })
 }
 
 /// Fetches, checks out, pins and applies.
@@ -119,11 +133,21 @@ pub fn sync_with(
     opts: &SyncOptions,
     progress: &dyn crate::Progress,
 ) -> Result<SyncReport> {
-    let inv = crate::fleet::load(home)?;
-    let lock_file = lock_path(inv.path());
+    let desired = super::apply::desired_state(home)?;
+    let lock_file = lock_path(desired.top.path());
     let old = FleetLock::load(&lock_file)?;
+    // 0. Consent first: a sync of another file must not pin and then refuse to apply.
+    let (_, needs_consent) = super::apply::prune_set(home, &desired)?;
+    if !needs_consent.is_empty() && !opts.allow_unwire {
+        return Err(FleetError::NeedsConsent {
+            applied: desired.top.path().to_path_buf(),
+            machine: home.machine_inventory_path(),
+            sources: needs_consent.join(", "),
+        }
+        .into());
+    }
     // 1. Fetch everything (writes only fable's bare repositories).
-    let git = fetch_all(home, &inv, opts, progress)?;
+    let git = fetch_all(home, &desired, opts, progress)?;
     // 2. Check out, hash and pin under the install lock.
     let mut pins = Vec::new();
     let lock_changed = {
@@ -180,6 +204,9 @@ pub fn sync_with(
         &ApplyOptions {
             dry_run: false,
             lock_wait: opts.lock_wait,
+            allow_unwire: opts.allow_unwire,
+            converge_only: false,
+            except: None,
         },
         progress,
     )?;
@@ -199,16 +226,16 @@ struct Fetched {
     commit: String,
 }
 
-/// Fetches every git source of `inv`, in its order, before anything else is written (writes
-/// only fable's bare repositories); the first failure ends it.
+/// Fetches every git source of the desired state (included files' too), in its order, before
+/// anything else is written (writes only fable's bare repositories); the first failure ends it.
 fn fetch_all(
     home: &FableHome,
-    inv: &Inventory,
+    desired: &crate::fleet::desired::DesiredState,
     opts: &SyncOptions,
     progress: &dyn crate::Progress,
 ) -> Result<Vec<Fetched>> {
     let mut out = Vec::new();
-    for s in &inv.sources {
+    for s in desired.sources.iter().map(|d| &d.source) {
         let SourceKind::Git {
             url,
             reference,

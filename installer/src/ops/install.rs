@@ -194,7 +194,7 @@ fn plan(
     // Only the canonical checkout path identifies its unmigrated wiring: a path as typed
     // (`.`, a relative name) would match other commands.
     let checkouts: Vec<&Path> = prepared.source.iter().map(PathBuf::as_path).collect();
-    let (plans, skipped) = plan_profiles(home, &selected, &prepared, &checkouts)?;
+    let (plans, skipped) = plan_profiles(home, &selected, &prepared, &checkouts, opts.dry_run)?;
     // Git targets recorded for this source are planned too (writes nothing).
     let git = crate::git::converge(home, &prepared.key, true)?;
     let damaged = opts.verify_current
@@ -219,6 +219,7 @@ fn plan_profiles(
     selected: &[profiles::Profile],
     prepared: &Prepared,
     checkouts: &[&Path],
+    dry_run: bool,
 ) -> Result<(Vec<ProfilePlan>, Vec<SkippedProfile>)> {
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
@@ -226,7 +227,7 @@ fn plan_profiles(
     let base = crate::settings::desired::ownership(home, &prepared.key, checkouts);
     for p in selected {
         let planned = plan_profile_with(home, p, &prepared.key, Some(&prepared.manifest), &base)
-            .and_then(|plan| probe_target(&plan).map(|()| plan));
+            .and_then(|plan| probe_target(&plan, dry_run).map(|()| plan));
         match planned {
             Ok(plan) => plans.push(plan),
             Err(e) => {
@@ -241,14 +242,63 @@ fn plan_profiles(
     }
 }
 
-/// A profile that is to change must be writable now (its directory accepts a temp file of the
-/// new content), so an unwritable one is skipped before the first write, not found after
-/// others were rewritten.
-fn probe_target(plan: &ProfilePlan) -> Result<()> {
+/// A profile that is to change must be writable now, so an unwritable one is skipped before
+/// the first write, not found after others were rewritten. A real run probes the directory
+/// with a temp file of the new content (which also finds a full disk); a dry run writes
+/// nothing, not even that file (it would change the directory's mtime), and asks the kernel
+/// instead ([`check_writable`]).
+fn probe_target(plan: &ProfilePlan, dry_run: bool) -> Result<()> {
     if !plan.changed() {
         return Ok(());
     }
+    if dry_run {
+        return check_writable(plan.file());
+    }
     fable_snapshot::fsutil::probe_writable(plan.file(), plan.after.as_bytes()).map_err(Error::from)
+}
+
+/// Whether `path` could be replaced now, without writing: the real file (through its links)
+/// must be a regular file when it exists, and its directory (or nearest existing ancestor)
+/// must grant write and search by `access(2)`, which also reports a read-only file system
+/// (`EROFS`) and an immutable directory (`EPERM`).
+fn check_writable(path: &Path) -> Result<()> {
+    let real = fable_snapshot::fsutil::resolve_link_chain(path)?;
+    if let Ok(md) = std::fs::metadata(&real) {
+        if !md.is_file() {
+            return Err(Error::Invalid {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{} is not a regular file; fable replaces only regular files",
+                    real.display()
+                ),
+            });
+        }
+    }
+    let mut dir = real.parent().unwrap_or(Path::new("/"));
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) => dir = p,
+            None => break,
+        }
+    }
+    let c =
+        std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| Error::Invalid {
+            path: dir.to_path_buf(),
+            message: "a path with a NUL byte".into(),
+        })?;
+    // SAFETY: `c` is a NUL-terminated path that outlives the call; access(2) only reads it.
+    let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    Err(Error::Invalid {
+        path: dir.to_path_buf(),
+        message: format!(
+            "cannot write here ({e}), so {} cannot be changed; fix the directory (permissions, `chattr -i`, a read-only mount) or leave this profile out with --host/--profile",
+            path.display()
+        ),
+    })
 }
 
 /// Runs an install (or only plans it, with `dry_run`), then, when asked to, the Codex trust

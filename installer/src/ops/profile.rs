@@ -111,13 +111,44 @@ fn refuse(home: &FableHome, profile: &RegisteredProfile) -> Result<()> {
     Ok(())
 }
 
-/// Unregisters a profile from the inventory and from config.toml; `false` when it was in
-/// neither.
-pub fn remove(home: &FableHome, profile: &RegisteredProfile, lock_wait: Duration) -> Result<bool> {
+/// What `fable profile remove` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Removed {
+    /// The profile was registered (in the inventory or config.toml) and no longer is.
+    pub removed: bool,
+    /// fable's entries taken out of the profile's file first, so nothing of fable's is left
+    /// running there unwatched (empty when the directory is still a default profile).
+    pub unwired: Vec<crate::settings::plan::ProfileReport>,
+}
+
+/// Unregisters a profile from the inventory and from config.toml, after taking every one of
+/// fable's entries out of its file (under the same lock, so a crash leaves the profile
+/// registered and still watched, never entries nobody converges). A directory that is also a
+/// host's default profile stays converged, and keeps its entries.
+pub fn remove(
+    home: &FableHome,
+    profile: &RegisteredProfile,
+    lock_wait: Duration,
+) -> Result<Removed> {
     if !home.config_path().exists() && !home.inventory_path().exists() {
-        return Ok(false);
+        return Ok(Removed::default());
     }
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
+    let registered = profiles::discover(home)?.into_iter().find(|p| {
+        p.origin == Origin::Registered && p.host == profile.host && same_dir(&p.dir, &profile.dir)
+    });
+    let mut unwired = Vec::new();
+    if let Some(p) = registered {
+        for key in crate::ops::apply::wired_keys(home)? {
+            let source = home.store().read_record(&key)?.and_then(|r| r.source);
+            let checkouts: Vec<&std::path::Path> = source.iter().map(PathBuf::as_path).collect();
+            let plan = crate::settings::plan::plan_profile(home, &p, &key, None, &checkouts)?;
+            if plan.changed() {
+                crate::settings::plan::write_plan(home, &plan)?;
+                unwired.push(plan.report());
+            }
+        }
+    }
     let mut inv = crate::fleet::load(home)?;
     let mut removed = inv.remove_profile(profile)?;
     if removed {
@@ -130,5 +161,10 @@ pub fn remove(home: &FableHome, profile: &RegisteredProfile, lock_wait: Duration
             removed = true;
         }
     }
-    Ok(removed)
+    Ok(Removed { removed, unwired })
+}
+
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let real = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    real(a) == real(b)
 }

@@ -82,8 +82,17 @@ pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Optio
     }
 }
 
-/// Removes the source's wiring from every profile and deletes its snapshot.
+/// Removes the source's wiring from every profile and deletes its snapshot (`fable
+/// uninstall`); refused for a source a file the machine's inventory includes names.
 pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallReport> {
+    let (key, _) = resolve_key(home, &opts.spec)?;
+    refuse_included(home, &key)?;
+    unwire(home, opts)
+}
+
+/// [`uninstall`] without asking the inventory: the reconcile's prune of a source the desired
+/// state no longer names.
+pub(crate) fn unwire(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallReport> {
     let (key, source) = resolve_key(home, &opts.spec)?;
     let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
     let plans = profiles::discover(home)?
@@ -171,6 +180,24 @@ pub fn uninstall(home: &FableHome, opts: &UninstallOptions) -> Result<UninstallR
         report.changed = true;
     }
     Ok(report)
+}
+
+/// A source that a file the machine's inventory includes names (a team file) cannot be
+/// uninstalled here: the inventory would name it still, and the next reconcile would wire it
+/// again. (An unreadable inventory is left to the step that reads it.)
+fn refuse_included(home: &FableHome, key: &str) -> Result<()> {
+    let machine = home.machine();
+    let Ok(desired) = super::apply::desired_state(&machine) else {
+        return Ok(());
+    };
+    match desired.source(key) {
+        Some(s) if s.file != machine.inventory_path() => Err(Error::Usage(format!(
+            "source {key} is named by {}, which {} includes; remove it there (or drop the `include`), then run `fable apply`: uninstalling it here would be undone by the next apply",
+            s.file.display(),
+            machine.inventory_path().display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn collect_git(

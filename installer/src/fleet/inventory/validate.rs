@@ -23,7 +23,9 @@ pub(super) struct Validator<'a> {
     pub(super) base: &'a Path,
 }
 
-const TOP: &[&str] = &["schema", "defaults", "hosts", "source", "profile", "git"];
+const TOP: &[&str] = &[
+    "schema", "include", "defaults", "hosts", "source", "profile", "git",
+];
 const DEFAULTS: &[&str] = &["hosts", "prune", "trust_codex"];
 const HOST: &[&str] = &["enabled"];
 const SOURCE: &[&str] = &["name", "path", "git", "ref", "subdir", "builtin", "pin"];
@@ -55,6 +57,33 @@ impl Validator<'_> {
                         "this fable reads `schema = 1`; update fable or write `schema = 1`",
                     ))
                 }
+            }
+        }
+        if let Some(i) = root.get("include") {
+            let arr = i.as_array().ok_or_else(|| {
+                self.err(
+                    i.span(),
+                    "`include` must be a list of inventory files",
+                    "write include = [\"~/src/team/fleet.toml\"]",
+                )
+            })?;
+            for v in arr.iter() {
+                let s = v.as_str().filter(|s| !s.is_empty()).ok_or_else(|| {
+                    self.err(
+                        v.span(),
+                        "an `include` must be a file name",
+                        "write include = [\"~/src/team/fleet.toml\"]",
+                    )
+                })?;
+                let file = expand(s, self.user_home, self.base);
+                if inv.includes.contains(&file) {
+                    return Err(self.err(
+                        v.span(),
+                        &format!("{} is included twice", file.display()),
+                        "list every included file once",
+                    ));
+                }
+                inv.includes.push(file);
             }
         }
         if let Some(d) = root.get("defaults") {
@@ -160,7 +189,9 @@ impl Validator<'_> {
                     "write source = \"NAME\" (the name of a [[source]])",
                 )
             })?;
-            if !names.contains(&source) {
+            // With includes, the source may come from an included file: the layered desired
+            // state checks it (`fleet::desired`).
+            if inv.includes.is_empty() && !names.contains(&source) {
                 return Err(self.err(
                     span,
                     &format!("[[git]] names source {source:?}, which is not in the inventory"),
