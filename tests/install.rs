@@ -551,6 +551,15 @@ fn entries_of_a_vanished_source_are_orphans_that_install_removes() {
         .unwrap()
         .to_string();
     fable_snapshot_remove(&env.fable_home.join("sources").join(&b_key));
+    // ... and from the inventory (left by an older fable, or the inventory edited by hand): a
+    // source the inventory still named would be desired, and its snapshot rebuilt.
+    let inv = env.fable_home.join("fleet.toml");
+    let text = std::fs::read_to_string(&inv).unwrap();
+    let kept: Vec<&str> = text
+        .split("[[source]]")
+        .filter(|t| !t.contains(&format!("name = \"{b_key}\"")))
+        .collect();
+    write(&inv, &kept.join("[[source]]"));
     assert_eq!(
         state_of(&env, &a),
         "half_applied",

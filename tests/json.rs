@@ -104,16 +104,18 @@ fn install_apply_and_uninstall_say_changed_exactly_when_they_wrote() {
     assert_eq!(dry["would_change"], false);
     assert_eq!(std::fs::read(&settings).unwrap(), bytes);
 
-    // The inventory `install` recorded: a first apply wires a new profile, a second writes nothing.
+    // The inventory `install` recorded: `profile add` wires a new profile at once (the
+    // reconcile after the edit), and an apply then writes nothing.
     let work = env.root().join("claude-work");
     std::fs::create_dir_all(&work).unwrap();
-    run(
+    let added = run(
         &env,
         &["profile", "add", "claude", s(&work), "--json"],
         "profile add",
         true,
         true,
     );
+    assert_eq!(added["wired"], serde_json::json!(["default"]), "{added:#}");
     let again = run(
         &env,
         &["profile", "add", "claude", s(&work), "--json"],
@@ -122,10 +124,9 @@ fn install_apply_and_uninstall_say_changed_exactly_when_they_wrote() {
         false,
     );
     assert_eq!(again["registered"], true);
-    let applied = run(&env, &["apply", "--json"], "apply", true, true);
-    assert!(applied["sources"].is_array(), "{applied:#}");
     assert!(work.join("settings.json").is_file());
-    run(&env, &["apply", "--json"], "apply", true, false);
+    let applied = run(&env, &["apply", "--json"], "apply", true, false);
+    assert!(applied["sources"].is_array(), "{applied:#}");
     let dry = run(
         &env,
         &["apply", "--dry-run", "--json"],

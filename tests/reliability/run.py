@@ -3,8 +3,8 @@
 binary (docs/reliability.md).
 
     python3 tests/reliability/run.py            # fast subset (CI): 30 kills, 4 processes, ~4 s
-    python3 tests/reliability/run.py --full     # 300 kills, 16 processes, 500+ edits
-    python3 tests/reliability/run.py --only crash|concurrency|hostile|evaluator|diskfull
+    python3 tests/reliability/run.py --full     # 300 kills, 16 processes, 500+ edits, 150 apply kills
+    python3 tests/reliability/run.py --only crash|concurrency|hostile|evaluator|diskfull|reconcile
 
 FABLE_BIN names the binary (default target/debug/fable). Exit 0 when every invariant held; each
 violation is printed. Everything runs in a temp directory; nothing outside it is touched.
@@ -726,7 +726,8 @@ def diskfull(full):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
-    ap.add_argument("--only", choices=["crash", "concurrency", "hostile", "diskfull", "evaluator"])
+    ap.add_argument("--only", choices=["crash", "concurrency", "hostile", "diskfull", "evaluator",
+                                       "reconcile"])
     ap.add_argument("--diskfull-child", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
@@ -753,6 +754,9 @@ def main():
             evaluator(4, 10, 30, a.seed)
     if a.only in (None, "diskfull"):
         diskfull(a.full)
+    if a.only in (None, "reconcile"):
+        import reconcile  # tests/reliability/reconcile.py: `fable apply` killed mid-reconcile
+        reconcile.reconcile(150 if a.full else 25, a.seed)
     print(f"{len(failures)} failure(s) in {time.time() - t:.1f} s")
     return 1 if failures else 0
 
