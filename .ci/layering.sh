@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layering the design promises (docs/design.md, "Layering"), checked on the dependency
 # graph: the evaluator never pulls in the installer or gix, git plumbing never depends on the
-# operations, the host vocabulary has no I/O dependencies, no library uses anyhow or clap, and
-# no library draws on a terminal (progress and prompts are the binary's: src/term/).
+# operations, the host vocabulary has no I/O dependencies, the bounded-child helper depends on
+# libc and thiserror only, no library uses anyhow or clap, and no library draws on a terminal
+# (progress and prompts are the binary's: src/term/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -16,7 +17,7 @@ forbid() {
     fi
   done
 }
-for lib in fable-hosts fable-snapshot fable-git fable-installer fable-doctor fable-payload; do
+for lib in fable-hosts fable-process fable-snapshot fable-git fable-installer fable-doctor fable-payload; do
   forbid "$lib" anyhow clap indicatif dialoguer console ctrlc
 done
 forbid fable-payload fable-installer fable-git fable-doctor gix reqwest rustls hyper ureq
@@ -26,5 +27,8 @@ forbid fable-installer fable-doctor fable-payload
 # The host vocabulary: serde and serde_json only.
 extra=$(deps fable-hosts | grep -vxE 'fable-hosts|serde|serde_core|serde_derive|serde_json|proc-macro2|quote|syn|unicode-ident|itoa|memchr|ryu|indexmap|equivalent|hashbrown|foldhash|zmij' || true)
 if [ -n "$extra" ]; then echo "layering: fable-hosts depends on more than serde_json: $extra"; fail=1; fi
+# The bounded-child helper (payload, installer and doctor use it): libc and thiserror only.
+extra=$(deps fable-process | grep -vxE 'fable-process|libc|thiserror|thiserror-impl|proc-macro2|quote|syn|unicode-ident' || true)
+if [ -n "$extra" ]; then echo "layering: fable-process depends on more than libc and thiserror: $extra"; fail=1; fi
 [ "$fail" = 0 ] && echo "layering: ok"
 exit "$fail"

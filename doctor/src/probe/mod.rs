@@ -36,13 +36,14 @@
 //!
 //! Layout: this file holds the entry point, the spec, option and result types and one probe's
 //! steps; `pool.rs` schedules probes on the bounded worker pool, `scratch.rs` creates the
-//! scratch directory and points the command's environment at it, `process_group.rs` spawns
-//! the command as a process group leader, enforces the deadline and kills the group, and
-//! `capture.rs` feeds stdin and captures the bounded output.
+//! scratch directory and points the command's environment at it, and `capture.rs` judges
+//! stdout as JSON while it streams. Spawning the command as a process group leader, feeding
+//! stdin, the bounded capture, the deadline and the group kill are `fable_process::Bounded`'s
+//! (the one bounded-child helper, shared with the installer and the evaluator), and the
+//! running probes are listed in its `Registry` for [`interrupt`].
 
 mod capture;
 mod pool;
-mod process_group;
 mod scratch;
 
 use std::fs;
@@ -50,13 +51,26 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use fable_process::{Bounded, Capture, Registry, RunError, SpawnError};
 
 use crate::synthetic::synthetic_payload;
 
-use capture::OutputCapture;
-pub use process_group::interrupt;
-use process_group::Group;
+/// The process groups of the probes running now, so that [`interrupt`] can kill them.
+static PROBES: Registry = Registry::new();
+
+/// How long, after the process group was killed, the runner waits for the output pipes to
+/// reach end-of-file. Only a process that left the group (`setsid`) and kept a pipe open makes
+/// this wait expire; its output is then reported as captured so far.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// Kills the process group of every probe running now and lets no new probe start (for a
+/// Ctrl-C handler: the probes' groups are not the terminal's foreground group, so SIGINT
+/// does not reach them). Returns how many groups were signalled.
+pub fn interrupt() -> usize {
+    PROBES.interrupt()
+}
 
 /// Told as each probe starts and ends (from the pool's worker threads), so a caller can show
 /// what is running; every method has a no-op default.
@@ -374,37 +388,45 @@ fn execute(
         cmd.env(key, value);
     }
 
-    let start = Instant::now();
-    // From here on, `group` kills and reaps the command on every path, including early returns.
-    let mut group = Group::spawn(cmd, &opts.shell)?;
-    let (stdin, stdout, stderr) = group.take_pipes()?;
-    capture::feed_stdin(stdin, payload)?;
-    let output = OutputCapture::start(stdout, stderr, opts.output_cap)?;
-
-    // A timeout too large to represent as an instant means "no deadline".
     let deadline = spec.deadline(opts);
-    let timed_out = group.wait_until(start.checked_add(deadline));
-    let latency = start.elapsed();
-    // Whether the command ended or not, nothing it started may outlive the probe.
-    let status = group.settle();
-    let output = output.finish();
+    let (stdout, json) = capture::stdout_capture(opts.output_cap);
+    // Whether the command ends or not, its whole group is killed (SIGKILL) and the command
+    // reaped, so nothing it started outlives the probe.
+    let run = Bounded::new()
+        .deadline(deadline)
+        .stdin(payload)
+        .stdout(stdout)
+        .stderr(Capture::keep(opts.output_cap))
+        .registry(&PROBES)
+        .pipe_grace(PIPE_GRACE)
+        .run(&mut cmd)
+        .map_err(|e| match e {
+            RunError::Spawn(SpawnError::Io(cause)) => ProbeError::Spawn {
+                shell: opts.shell.clone(),
+                cause,
+            },
+            RunError::Spawn(SpawnError::Interrupted) => ProbeError::Internal("interrupted".into()),
+            RunError::Thread(cause) => ProbeError::Thread(cause),
+            other => ProbeError::Internal(other.to_string()),
+        })?;
 
+    let status = run.status;
     let exit_code = status.and_then(|s| s.code());
     Ok(ProbeResult {
         id: spec.id.clone(),
         exit_code,
         signal: status.and_then(|s| s.signal()),
-        timed_out,
+        timed_out: run.timed_out,
         deadline,
-        async_reply: output.async_reply,
-        latency,
-        stdout_json: output.stdout_json,
-        blocks: !timed_out && exit_code == Some(2),
-        stdout_head: output.stdout_head,
-        stderr_head: output.stderr_head,
-        stdout_bytes: output.stdout_bytes,
-        stderr_bytes: output.stderr_bytes,
-        output_held_open: output.held_open,
+        async_reply: capture::is_async_reply(&run.stdout.head),
+        latency: run.elapsed,
+        stdout_json: json.verdict(&run.stdout),
+        blocks: !run.timed_out && exit_code == Some(2),
+        stdout_head: String::from_utf8_lossy(&run.stdout.head).into_owned(),
+        stderr_head: String::from_utf8_lossy(&run.stderr.head).into_owned(),
+        stdout_bytes: run.stdout.total,
+        stderr_bytes: run.stderr.total,
+        output_held_open: !(run.stdout.finished && run.stderr.finished),
         scratch: Some(scratch.to_path_buf()),
         spawn_error: None,
     })

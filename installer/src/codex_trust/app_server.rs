@@ -2,16 +2,18 @@
 //! `initialize`, the `initialized` notification, then `hooks/list {cwds}`; the answer is the
 //! hooks Codex itself sees, each with its trust key, current hash and trust status.
 //!
-//! The server never exits by itself: it runs as the leader of its own process group, which is
-//! killed (and the leader reaped) as soon as the answer is in, at the deadline, or when its
-//! output passes [`MAX_OUTPUT`], whatever happens first.
+//! The server never exits by itself: it runs as the leader of its own process group
+//! (`fable_process::ProcessGroup`), which is killed with `SIGKILL` (and the leader reaped) as
+//! soon as the answer is in, when its output passes [`MAX_OUTPUT`], or at the deadline, whatever
+//! happens first; a watchdog kills it at the deadline even if writing the requests blocks.
 
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+use fable_process::{ProcessGroup, SpawnError};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -58,24 +60,6 @@ impl ListedHook {
     }
 }
 
-/// A started server; dropping it kills its process group and reaps it.
-struct Session {
-    child: Child,
-    pgid: libc::pid_t,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // SAFETY: killpg has no memory-safety preconditions; a group that already ended
-        // yields ESRCH, which is fine. The leader is unreaped until the wait below, so the
-        // group id cannot have been reused.
-        unsafe {
-            libc::killpg(self.pgid, libc::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
-}
-
 /// Asks the `codex` at `codex` (with `CODEX_HOME=codex_home`) for the hooks it sees in `cwds`,
 /// within `timeout`.
 pub fn hooks_list(
@@ -85,36 +69,31 @@ pub fn hooks_list(
     timeout: Duration,
 ) -> Result<Vec<ListedHook>, TrustError> {
     let deadline = Instant::now() + timeout;
-    let spawn_err = |cause| TrustError::Spawn {
+    let protocol = |message: String| TrustError::Protocol {
         codex: codex.to_path_buf(),
-        cause,
+        message,
     };
-    let mut child = Command::new(codex)
-        .arg("app-server")
-        .env("CODEX_HOME", codex_home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(spawn_err)?;
-    let Ok(pgid) = libc::pid_t::try_from(child.id()) else {
-        // Unreachable on Unix (pids fit pid_t); kill the leader at least.
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(TrustError::Protocol {
+    // Dropping `session` (every return below) kills the server's whole group and reaps it.
+    let mut session = ProcessGroup::spawn(
+        Command::new(codex)
+            .arg("app-server")
+            .env("CODEX_HOME", codex_home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    )
+    .map_err(|e| match e {
+        SpawnError::Io(cause) => TrustError::Spawn {
             codex: codex.to_path_buf(),
-            message: "child pid does not fit pid_t".into(),
-        });
-    };
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let _session = Session { child, pgid };
-    let (Some(mut stdin), Some(mut stdout)) = (stdin, stdout) else {
-        return Err(TrustError::Protocol {
-            codex: codex.to_path_buf(),
-            message: "a piped stdio handle is missing".into(),
-        });
+            cause,
+        },
+        other => protocol(other.to_string()),
+    })?;
+    session
+        .kill_at(deadline)
+        .map_err(|e| protocol(format!("cannot start the deadline watchdog: {e}")))?;
+    let (Some(mut stdin), Some(mut stdout)) = (session.take_stdin(), session.take_stdout()) else {
+        return Err(protocol("a piped stdio handle is missing".into()));
     };
     let requests = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -162,6 +141,14 @@ fn read_answer(
         let chunk = match rx.recv_timeout(left) {
             Ok(chunk) => chunk,
             Err(RecvTimeoutError::Timeout) => {
+                return Err(TrustError::Timeout {
+                    codex: codex.to_path_buf(),
+                    ms: timeout.as_millis(),
+                })
+            }
+            // The watchdog killed the server at the deadline a moment before this side
+            // noticed: still a timeout.
+            Err(RecvTimeoutError::Disconnected) if Instant::now() >= deadline => {
                 return Err(TrustError::Timeout {
                     codex: codex.to_path_buf(),
                     ms: timeout.as_millis(),

@@ -9,13 +9,15 @@
 //! The staged-diff hash is the sha256 (lowercase hex) of `git diff --cached`'s output, as
 //! `git diff --cached | sha256sum` gives it. git runs in its own process group with no stdin,
 //! at most [`GIT_DEADLINE`] and [`GIT_MAX_OUTPUT`] bytes; past either it is killed (the whole
-//! group) and the rule fails open.
+//! group, `SIGKILL`, through `fable_process::Bounded`) and the rule fails open.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use fable_process::{Bounded, Capture};
 
 use crate::digest::Sha256;
 
@@ -74,75 +76,61 @@ pub fn git_diff_cached_hash(dir: &Path, deadline: Duration) -> Result<String, Ru
         dir: dir.to_path_buf(),
         what,
     };
-    let mut child = Command::new("git")
-        .args(["diff", "--cached"])
-        .current_dir(dir)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env_remove("GIT_PAGER")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
+    // The consumer hashes while git writes, so that a large diff never fills the pipe; it
+    // leaves the digest (or the read error) here once the stream ended.
+    let hashed: Arc<Mutex<Option<Result<String, String>>>> = Arc::default();
+    let slot = Arc::clone(&hashed);
+    let hasher = move |out: &mut dyn Read| {
+        let result = hash_stream(out);
+        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+    };
+    let run = Bounded::new()
+        .deadline(deadline)
+        .stdout(Capture::keep(0).limit(GIT_MAX_OUTPUT).consume(hasher))
+        .run(
+            Command::new("git")
+                .args(["diff", "--cached"])
+                .current_dir(dir)
+                .env("GIT_OPTIONAL_LOCKS", "0")
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .env_remove("GIT_PAGER"),
+        )
         .map_err(|e| fail(format!("cannot start: {e}")))?;
-    let Some(mut out) = child.stdout.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(fail("no stdout".into()));
-    };
-    // The reader hashes while git writes, so that a large diff never fills the pipe.
-    let reader = std::thread::spawn(move || -> Result<String, String> {
-        let mut hasher = Sha256::default();
-        let mut buf = [0u8; 64 * 1024];
-        let mut total = 0u64;
-        loop {
-            let n = out.read(&mut buf).map_err(|e| e.to_string())?;
-            if n == 0 {
-                break;
-            }
-            total += n as u64;
-            if total > GIT_MAX_OUTPUT {
-                return Err(format!("more than {GIT_MAX_OUTPUT} bytes of output"));
-            }
-            hasher.update(&buf[..n]);
-        }
-        let digest = hasher.finalize();
-        Ok(crate::digest::hex_prefix(&digest, digest.len()))
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            _ => break None,
-        }
-    };
-    let Some(status) = status else {
-        kill_group(&mut child);
-        let _ = reader.join();
+    if run.timed_out {
         return Err(fail(format!("did not finish within {deadline:?}")));
-    };
-    // git has exited; a descendant still holding the pipe is killed with its group.
-    kill_group(&mut child);
-    let hashed = reader
-        .join()
-        .map_err(|_| fail("reader panicked".into()))?
-        .map_err(fail)?;
-    if !status.success() {
-        return Err(fail(format!("exited with {status}")));
     }
-    Ok(hashed)
+    if run.over_limit {
+        return Err(fail(format!("more than {GIT_MAX_OUTPUT} bytes of output")));
+    }
+    let hashed = hashed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        // git is dead; only a descendant that left its group can still hold the pipe.
+        .ok_or_else(|| fail("output held open after git ended".into()))?
+        .map_err(fail)?;
+    match run.status {
+        Some(status) if status.success() => Ok(hashed),
+        Some(status) => Err(fail(format!("exited with {status}"))),
+        None => Err(fail("could not be reaped".into())),
+    }
 }
 
-/// Kills `child`'s process group (its pid: it was started with `process_group(0)`) and reaps
-/// the child.
-fn kill_group(child: &mut std::process::Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: killpg with a pid this process spawned as a group leader; no memory involved.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
+/// sha256 (lowercase hex) of everything `out` yields until its end; the read error otherwise.
+fn hash_stream(out: &mut dyn Read) -> Result<String, String> {
+    let mut hasher = Sha256::default();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = match out.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        if n == 0 {
+            break;
         }
+        hasher.update(&buf[..n]);
     }
-    let _ = child.wait();
+    let digest = hasher.finalize();
+    Ok(crate::digest::hex_prefix(&digest, digest.len()))
 }
