@@ -6,38 +6,57 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode
 use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
+use super::layout::Style;
 use super::Edit;
 use fable_hosts::Layout;
 
 /// Applies `edits` (in order) to `text`; errors are internal inconsistencies, described.
+///
+/// Every value fable writes goes in as a placeholder the CST places (with the separators and
+/// line break before it), and is written in its neighbours' layout afterwards
+/// ([`Slots::fill`], `patch/layout.rs`).
 pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String, String> {
     if edits.is_empty() {
         return Ok(text.to_string());
     }
     let root = CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| e.to_string())?;
     let obj = root.object_value().ok_or("top level is not an object")?;
+    let mut slots = Slots::new(text);
     for edit in edits {
         match edit {
             Edit::InsertField { key, value } => {
-                obj.insert(0, key, to_input(value));
+                let slot = slots.add(value, Style::of_file(text));
+                obj.insert(0, key, slot);
             }
             Edit::InsertHooks { value } => {
-                obj.insert(0, "hooks", to_input(value));
+                let slot = slots.add(value, Style::of_file(text));
+                obj.insert(0, "hooks", slot);
             }
             Edit::RemoveHooks => obj.get("hooks").ok_or("no hooks key")?.remove(),
             Edit::InsertEvent { event, items } => {
                 let hooks = hooks_obj(&obj)?;
-                hooks.insert(
-                    0,
-                    event,
-                    CstInputValue::Array(items.iter().map(to_input).collect()),
-                );
+                let first = hooks.properties().first().cloned();
+                let style = slots.style_of(first.as_ref().and_then(|p| p.value()), text);
+                let slot = slots.add(&Value::Array(items.clone()), style);
+                let inserted = hooks.insert(0, event, slot);
+                if let Some(first) = first {
+                    align(&inserted.into(), &first.into());
+                }
             }
             Edit::RemoveEvent { event } => {
                 hooks_obj(&obj)?.get(event).ok_or("no such event")?.remove()
             }
             Edit::Append { event, value } => {
-                event_array(&obj, event)?.append(to_input(value));
+                let arr = event_array(&obj, event)?;
+                let last = arr.elements().last().cloned();
+                let neighbour = last.clone().or_else(|| first_item(&obj));
+                let style = slots.style_of(neighbour, text);
+                let comma = style.comma;
+                let inserted = arr.append(slots.add(value, style));
+                if let Some(last) = last {
+                    align(&inserted, &last);
+                    space_after_comma(&inserted, comma);
+                }
             }
             Edit::RemoveGroup { event, group } => {
                 let arr = event_array(&obj, event)?;
@@ -53,10 +72,12 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                 group,
                 value,
             } => {
-                element(&event_array(&obj, event)?, *group)?
+                let target = element(&event_array(&obj, event)?, *group)?;
+                let slot = slots.add(value, slots.style_of(Some(target.clone()), text));
+                target
                     .as_object()
                     .ok_or("group is not an object")?
-                    .replace_with(to_input(value));
+                    .replace_with(slot);
             }
             Edit::ReplaceEntry {
                 event,
@@ -65,10 +86,11 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                 value,
             } => {
                 let target = entry_node(&obj, event, *group, *entry, layout)?;
+                let slot = slots.add(value, slots.style_of(Some(target.clone()), text));
                 target
                     .as_object()
                     .ok_or("entry is not an object")?
-                    .replace_with(to_input(value));
+                    .replace_with(slot);
             }
             Edit::RemoveEntry {
                 event,
@@ -79,7 +101,117 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
             }
         }
     }
-    Ok(root.to_string())
+    slots.fill(root.to_string())
+}
+
+/// The values an edit writes, each placed in the tree as a one-token placeholder and written
+/// in its style once the whole text is known (see `patch/layout.rs`).
+struct Slots {
+    /// The placeholders' common prefix, found nowhere in the original text.
+    tag: String,
+    /// Each placeholder's value and style, by number.
+    values: Vec<(Value, Style)>,
+}
+
+impl Slots {
+    fn new(text: &str) -> Slots {
+        let mut n = 0u32;
+        while text.contains(&format!("fable-slot-{n}-")) {
+            n += 1;
+        }
+        Slots {
+            tag: format!("fable-slot-{n}-"),
+            values: Vec::new(),
+        }
+    }
+
+    /// A placeholder for `value`, to be written in `style`.
+    fn add(&mut self, value: &Value, style: Style) -> CstInputValue {
+        let token = format!("{}{}", self.tag, self.values.len());
+        self.values.push((value.clone(), style));
+        CstInputValue::String(token)
+    }
+
+    /// The style of the value `neighbour` (the file's when there is none); a neighbour that
+    /// is itself a placeholder lends the style it will be written in.
+    fn style_of(&self, neighbour: Option<CstNode>, text: &str) -> Style {
+        let Some(n) = neighbour else {
+            return Style::of_file(text);
+        };
+        let seen = n.to_string();
+        let slot = seen
+            .strip_prefix(&format!("\"{}", self.tag))
+            .and_then(|rest| rest.strip_suffix('"'))
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| self.values.get(i));
+        match slot {
+            Some((_, style)) => style.clone(),
+            None => Style::learn(&seen, text),
+        }
+    }
+
+    /// `text` with each placeholder replaced by its value, written in its style at the
+    /// indentation of the line it stands on.
+    fn fill(&self, mut text: String) -> Result<String, String> {
+        for (i, (value, style)) in self.values.iter().enumerate() {
+            let token = format!("\"{}{i}\"", self.tag);
+            let at = text
+                .find(&token)
+                .ok_or_else(|| format!("internal: placeholder {i} was lost"))?;
+            let line = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            let lead = &text[line..at];
+            let indent = &lead[..lead.len() - lead.trim_start().len()];
+            let rendered = style.render(value, indent);
+            text.replace_range(at..at + token.len(), &rendered);
+        }
+        Ok(text)
+    }
+}
+
+/// Gives the item `inserted` (placed on a line of its own) the indentation of `neighbour`, when
+/// the neighbour too starts its line: the CST's guess can miss by a level in nested lists.
+fn align(inserted: &CstNode, neighbour: &CstNode) {
+    let Some(indent) = neighbour.indent_text() else {
+        return;
+    };
+    let Some(ws) = inserted.previous_sibling() else {
+        return;
+    };
+    let Some(whitespace) = ws.as_whitespace() else {
+        return;
+    };
+    if ws.previous_sibling().is_some_and(|n| n.is_newline()) {
+        whitespace.set_value(indent);
+    }
+}
+
+/// Gives the item `inserted`, placed after a comma on the same line, the spacing `comma` of
+/// its neighbours (`", "` or `","`) instead of the CST's single space.
+fn space_after_comma(inserted: &CstNode, comma: &str) {
+    let Some(ws) = inserted.previous_sibling() else {
+        return;
+    };
+    let Some(whitespace) = ws.as_whitespace() else {
+        return;
+    };
+    if !ws.previous_sibling().is_some_and(|n| n.is_comma()) {
+        return;
+    }
+    match comma.strip_prefix(',') {
+        Some("") | None => ws.remove(),
+        Some(space) => whitespace.set_value(space.to_string()),
+    }
+}
+
+/// The first item of the first non-empty event list: the neighbour of an item appended to an
+/// empty list.
+fn first_item(obj: &CstObject) -> Option<CstNode> {
+    let hooks = obj.object_value("hooks")?;
+    hooks
+        .properties()
+        .iter()
+        .filter_map(|p| p.array_value())
+        .find_map(|a| a.elements().first().cloned())
 }
 
 /// Removes an array element; when the array starts inline (`[` and its first element on one
@@ -154,18 +286,4 @@ fn event_array(obj: &CstObject, event: &str) -> Result<CstArray, String> {
     hooks_obj(obj)?
         .array_value(event)
         .ok_or_else(|| format!("no {event} array"))
-}
-
-/// Converts a serde value into the CST's input form (numbers keep their spelling).
-fn to_input(v: &Value) -> CstInputValue {
-    match v {
-        Value::Null => CstInputValue::Null,
-        Value::Bool(b) => CstInputValue::Bool(*b),
-        Value::Number(n) => CstInputValue::Number(n.to_string()),
-        Value::String(s) => CstInputValue::String(s.clone()),
-        Value::Array(a) => CstInputValue::Array(a.iter().map(to_input).collect()),
-        Value::Object(m) => {
-            CstInputValue::Object(m.iter().map(|(k, v)| (k.clone(), to_input(v))).collect())
-        }
-    }
 }
