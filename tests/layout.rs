@@ -395,3 +395,76 @@ fn docs_json_md_documents_hand_edits_as_reported() {
     assert_eq!(keys(documented), keys(real), "{v}");
     assert_eq!(documented[0]["summary"], real[0]["summary"]);
 }
+
+#[test]
+fn an_edited_matcher_is_reported_and_the_group_put_back_in_place() {
+    let env = TestEnv::new();
+    let src = make_source(&env);
+    let src = src.to_str().unwrap();
+    let settings = env.claude_settings();
+    write(&settings, &styled(USERS, "    ", "\n"));
+    env.ok(["install", src]);
+    let installed = std::fs::read_to_string(&settings).unwrap();
+    let edited = installed.replace("\"matcher\": \"Bash\"", "\"matcher\": \"Bash|Edit\"");
+    assert_ne!(edited, installed);
+    write(&settings, &edited);
+    let v = env.json(["install", src, "--dry-run", "--json"]);
+    assert_eq!(
+        v["profiles"][0]["hand_edits"],
+        json!([{
+            "event": "PreToolUse",
+            "pointer": "/hooks/PreToolUse/1",
+            "changes": [{"key": "matcher", "fable": "Bash", "yours": "Bash|Edit"}],
+            "summary": "matcher \"Bash\" → \"Bash|Edit\""
+        }]),
+        "{v}"
+    );
+    env.ok(["install", src]);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), installed);
+}
+
+#[test]
+fn a_hand_edit_in_a_flat_file_is_reported_and_put_back_in_place() {
+    let env = TestEnv::new();
+    let dir = env.root().join("stop-only");
+    write(
+        &dir.join("hooks/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/stop.sh", "timeout": 5}]}]}}"#,
+    );
+    write(&dir.join("hooks/stop.sh"), "#!/bin/sh\nexit 0\n");
+    let src = dir.to_str().unwrap();
+    let cursor = env.home.join(".cursor/hooks.json");
+    // Four spaces, CRLF, each entry on one line.
+    let users = "{\r\n    \"version\": 1,\r\n    \"hooks\": {\r\n        \"stop\": [\r\n            {\"command\": \"user-cursor\"}\r\n        ]\r\n    }\r\n}\r\n";
+    write(&cursor, users);
+    env.ok(["install", src, "--host", "cursor"]);
+    let installed = std::fs::read_to_string(&cursor).unwrap();
+    let v: Value = serde_json::from_str(&installed).unwrap();
+    let fables = &v["hooks"]["stop"][1];
+    let timeout = fables["timeout"].as_u64().unwrap();
+    let want = format!(
+        "{{\r\n    \"version\": 1,\r\n    \"hooks\": {{\r\n        \"stop\": [\r\n            {{\"command\": \"user-cursor\"}},\r\n            {}\r\n        ]\r\n    }}\r\n}}\r\n",
+        serde_json::to_string(fables).unwrap().replace("\":", "\": ").replace(",\"", ", \"")
+    );
+    assert_eq!(installed, want);
+    let was = format!("\"timeout\": {timeout}}}");
+    let edited = installed.replace(&was, &format!("\"timeout\": {}}}", timeout * 10));
+    assert_ne!(edited, installed);
+    write(&cursor, &edited);
+    let out = env.ok(["install", src, "--host", "cursor", "--dry-run"]);
+    assert!(
+        out.contains(&format!(
+            "you changed fable's entry for stop in {} (timeout {timeout} → {}); the next install puts it back",
+            cursor.display(),
+            timeout * 10
+        )),
+        "{out}"
+    );
+    let v = env.json(["install", src, "--host", "cursor", "--dry-run", "--json"]);
+    assert_eq!(
+        v["profiles"][0]["hand_edits"][0]["pointer"], "/hooks/stop/1",
+        "{v}"
+    );
+    env.ok(["install", src, "--host", "cursor"]);
+    assert_eq!(std::fs::read_to_string(&cursor).unwrap(), installed);
+}
