@@ -27,8 +27,9 @@ pub struct Style {
     pub colon: &'static str,
     /// What follows a `,` between the items of a one-line container (`", "` or `","`).
     pub comma: &'static str,
-    /// A space inside the braces and brackets of a one-line container (`{ "a": 1 }`).
-    pub pad: bool,
+    /// A space inside the braces and brackets of a one-line container (`{ "a": 1 }`), per
+    /// depth (the last one holds for the depths below it).
+    pub pad: Vec<bool>,
     /// A multi-line container's last item is followed by a comma (JSONC).
     pub trailing_comma: bool,
 }
@@ -46,7 +47,7 @@ impl Style {
             inline_from: if one_line { 0 } else { usize::MAX },
             colon: colon_of(text).unwrap_or(": "),
             comma: comma_of(text).unwrap_or(", "),
-            pad: pad_of(text).unwrap_or(false),
+            pad: vec![pad_of(text).unwrap_or(false)],
             trailing_comma: false,
         }
     }
@@ -73,7 +74,7 @@ impl Style {
             inline_from,
             colon: colon_of(neighbour).unwrap_or(file.colon),
             comma: comma_of(neighbour).unwrap_or(file.comma),
-            pad: pad_of(neighbour).unwrap_or(file.pad),
+            pad: pads(&shape, file.pad),
             trailing_comma: shape.iter().any(|c| c.multiline && c.trailing_comma),
         }
     }
@@ -102,7 +103,8 @@ impl Style {
         let one_line = depth >= self.inline_from;
         let inner = format!("{indent}{}", self.unit);
         out.push(open);
-        if one_line && self.pad {
+        let pad = self.pad.get(depth).or(self.pad.last()).copied() == Some(true);
+        if one_line && pad {
             out.push(' ');
         }
         let n = items.len();
@@ -123,7 +125,7 @@ impl Style {
             }
         }
         if one_line {
-            if self.pad {
+            if pad {
                 out.push(' ');
             }
         } else {
@@ -179,11 +181,32 @@ fn unit_inside(neighbour: &str) -> Option<String> {
     (!unit.is_empty() && unit.chars().all(|c| c == ' ' || c == '\t')).then(|| unit.to_string())
 }
 
+/// Per depth, whether the neighbour's first non-empty one-line container there is padded
+/// (`{ "a": 1 }`); a depth without one takes the depth above's, the first the file's `pad`.
+fn pads(shape: &[Container], file: Vec<bool>) -> Vec<bool> {
+    let deepest = shape.iter().map(|c| c.depth + 1).max().unwrap_or(0);
+    let mut out: Vec<bool> = Vec::with_capacity(deepest);
+    for depth in 0..deepest {
+        let seen = shape
+            .iter()
+            .find(|c| c.depth == depth && !c.empty && !c.multiline)
+            .map(|c| c.padded);
+        let above = out.last().copied().or(file.first().copied());
+        out.push(seen.or(above).unwrap_or(false));
+    }
+    if out.is_empty() {
+        return file;
+    }
+    out
+}
+
 /// One container in a value's text.
 struct Container {
     depth: usize,
     multiline: bool,
     empty: bool,
+    /// A space follows its opening brace or bracket.
+    padded: bool,
     /// Its last item is followed by a comma.
     trailing_comma: bool,
 }
@@ -209,6 +232,7 @@ fn shape(text: &str) -> Vec<Container> {
                     depth: open.len(),
                     multiline: text[start..i].contains('\n'),
                     empty: matches!(last, '{' | '['),
+                    padded: text[start + 1..].starts_with(' '),
                     trailing_comma: last == ',',
                 });
                 if let Some(top) = open.last_mut() {
@@ -363,6 +387,19 @@ mod tests {
         assert_eq!(
             s.render(&entry(), ""),
             "{ \"type\": \"command\", \"command\": \"x\", \"timeout\": 5 }"
+        );
+    }
+
+    #[test]
+    fn padding_is_copied_depth_by_depth() {
+        let s = Style::learn(
+            "[ {\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\"}]}]",
+            "{}",
+        );
+        assert_eq!(s.pad, [true, false, false, false]);
+        assert_eq!(
+            s.render(&json!([{"hooks": [{"a": 1}]}]), ""),
+            "[ {\"hooks\":[{\"a\":1}]} ]"
         );
     }
 
