@@ -36,7 +36,7 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
             Edit::InsertEvent { event, items } => {
                 let hooks = hooks_obj(&obj)?;
                 let first = hooks.properties().first().cloned();
-                let style = slots.style_of(first.as_ref().and_then(|p| p.value()), text);
+                let style = slots.list_style(&hooks, text);
                 let slot = slots.add(&Value::Array(items.clone()), style);
                 let inserted = hooks.insert(0, event, slot);
                 if let Some(first) = first {
@@ -52,6 +52,11 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                 let neighbour = last.clone().or_else(|| first_item(&obj));
                 let style = slots.style_of(neighbour, text);
                 let comma = style.comma;
+                if last.is_none() && style.inline_from > 0 && !text_is_one_line(text) {
+                    // An empty list gets its first item on a line of its own, as its
+                    // neighbours have theirs.
+                    arr.ensure_multiline();
+                }
                 let inserted = arr.append(slots.add(value, style));
                 if let Some(last) = last {
                     align(&inserted, &last);
@@ -101,7 +106,46 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
             }
         }
     }
-    slots.fill(root.to_string())
+    let out = slots.fill(root.to_string())?;
+    Ok(if text_is_one_line(text) {
+        one_line(text, out)
+    } else {
+        out
+    })
+}
+
+/// True when `text` is a file on one line that holds more than `{}` (see
+/// [`Style::of_file`]): what fable writes into it stays on that line.
+fn text_is_one_line(text: &str) -> bool {
+    Style::of_file(text).inline_from == 0
+}
+
+/// `out` (the edit of the one-line file `text`) on one line again: the CST puts an inserted
+/// key on a line of its own, and JSON strings hold no raw line break, so every line break and
+/// the indentation after it is layout, replaced by the file's spacing after a comma; the
+/// file's own trailing line end is kept.
+fn one_line(text: &str, out: String) -> String {
+    let space = Style::of_file(text)
+        .comma
+        .trim_start_matches(',')
+        .to_string();
+    let trailing = &text[text.trim_end().len()..];
+    let body = out.trim_end();
+    let mut joined = String::with_capacity(out.len());
+    let mut lines = body.split('\n');
+    if let Some(first) = lines.next() {
+        joined.push_str(first.trim_end_matches('\r'));
+    }
+    for line in lines {
+        let line = line.trim_end_matches('\r').trim_start();
+        let glue = joined.ends_with(['{', '[']) || line.starts_with(['}', ']']);
+        if !glue {
+            joined.push_str(&space);
+        }
+        joined.push_str(line);
+    }
+    joined.push_str(trailing);
+    joined
 }
 
 /// The values an edit writes, each placed in the tree as a one-token placeholder and written
@@ -147,6 +191,31 @@ impl Slots {
         match slot {
             Some((_, style)) => style.clone(),
             None => Style::learn(&seen, text),
+        }
+    }
+
+    /// The style of a new event list in `hooks`: that of the first list there without a
+    /// placeholder in it, else that of the first list's placeholder item one level down
+    /// (the list is the item's container), else the file's.
+    fn list_style(&self, hooks: &CstObject, text: &str) -> Style {
+        let values: Vec<CstNode> = hooks
+            .properties()
+            .iter()
+            .filter_map(|p| p.value())
+            .collect();
+        if let Some(plain) = values.iter().find(|v| !v.to_string().contains(&self.tag)) {
+            return Style::learn(&plain.to_string(), text);
+        }
+        let item = values
+            .first()
+            .and_then(|v| v.as_array())
+            .and_then(|a| a.elements().first().cloned());
+        match item {
+            Some(item) => {
+                let multiline = values[0].to_string().contains('\n');
+                self.style_of(Some(item), text).container(multiline)
+            }
+            None => Style::of_file(text),
         }
     }
 

@@ -79,6 +79,22 @@ impl Style {
         }
     }
 
+    /// The style of a container of values written in this style: on lines of its own
+    /// (`multiline`) or on one line, its items as before.
+    pub fn container(&self, multiline: bool) -> Style {
+        let mut pad = self.pad.clone();
+        pad.insert(0, pad.first().copied().unwrap_or(false));
+        Style {
+            inline_from: if multiline {
+                self.inline_from.saturating_add(1)
+            } else {
+                0
+            },
+            pad,
+            ..self.clone()
+        }
+    }
+
     /// `value` written in this style, its first line continuing the line it is placed on and
     /// its closing line indented by `indent` (that line's own indentation).
     pub fn render(&self, value: &Value, indent: &str) -> String {

@@ -570,3 +570,30 @@ fn a_new_file_is_written_two_spaces_deep() {
         "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"/fh/sources/k/current/b\",\n            \"timeout\": 10\n          }\n        ]\n      }\n    ]\n  }\n}\n"
     );
 }
+#[test]
+fn a_one_line_file_stays_on_one_line_and_an_empty_list_gets_lines() {
+    let pre = r#"{"matcher": "Bash", "hooks": [{"type": "command", "command": "/fh/sources/k/current/a", "timeout": 10}]}"#;
+    let stop =
+        r#"{"hooks": [{"type": "command", "command": "/fh/sources/k/current/b", "timeout": 10}]}"#;
+    let both = format!(r#""PreToolUse": [{pre}], "Stop": [{stop}]"#);
+    for (before, want) in [
+        (
+            "{\"model\": \"x\"}".to_string(),
+            format!("{{\"hooks\": {{{both}}}, \"model\": \"x\"}}"),
+        ),
+        (
+            "{\"model\": \"x\", \"hooks\": {}}\n".to_string(),
+            format!("{{\"model\": \"x\", \"hooks\": {{{both}}}}}\n"),
+        ),
+        (
+            "{\"hooks\": {\"Stop\": []}}".to_string(),
+            format!("{{\"hooks\": {{{both}}}}}"),
+        ),
+    ] {
+        let (after, _) = converge(&before, &desired());
+        assert_eq!(after, want);
+    }
+    let (after, _) = converge("{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n", &desired());
+    let (fresh, _) = converge("", &desired());
+    assert_eq!(after, fresh);
+}
