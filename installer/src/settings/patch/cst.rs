@@ -32,7 +32,7 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                 let slot = slots.add(value, Style::of_file(text));
                 obj.insert(0, "hooks", slot);
             }
-            Edit::RemoveHooks => obj.get("hooks").ok_or("no hooks key")?.remove(),
+            Edit::RemoveHooks => remove_element(obj.get("hooks").ok_or("no hooks key")?.into()),
             Edit::InsertEvent { event, items } => {
                 let hooks = hooks_obj(&obj)?;
                 let first = hooks.properties().first().cloned();
@@ -44,7 +44,7 @@ pub fn apply_edits(text: &str, edits: &[Edit], layout: Layout) -> Result<String,
                 }
             }
             Edit::RemoveEvent { event } => {
-                hooks_obj(&obj)?.get(event).ok_or("no such event")?.remove()
+                remove_element(hooks_obj(&obj)?.get(event).ok_or("no such event")?.into())
             }
             Edit::Append { event, value } => {
                 let arr = event_array(&obj, event)?;
@@ -283,12 +283,27 @@ fn first_item(obj: &CstObject) -> Option<CstNode> {
         .find_map(|a| a.elements().first().cloned())
 }
 
-/// Removes an array element; when the array starts inline (`[` and its first element on one
+/// Removes an array element or an object property. One that stood right after its
+/// container's `[` or `{` takes the space after it along (`{"a": 1, "b": 2}` without `"a"` is
+/// `{"b": 2}`, not `{ "b": 2}`). When an array starts inline (`[` and its first element on one
 /// line), the line break the removed element leaves before `]` goes too, so that an element
 /// appended to `[{...}]` on lines of its own and removed again gives back `[{...}]`.
 fn remove_element(node: CstNode) {
     let parent = node.parent();
+    let hugged = node
+        .previous_sibling()
+        .is_some_and(|p| matches!(p.token_char(), Some('{' | '[')));
     node.remove();
+    if hugged {
+        let kids = parent.as_ref().map(|p| p.children()).unwrap_or_default();
+        let after_open = kids
+            .iter()
+            .skip_while(|k| !matches!(k.token_char(), Some('{' | '[')))
+            .nth(1);
+        if let Some(space) = after_open.filter(|k| k.is_whitespace()) {
+            space.clone().remove();
+        }
+    }
     let Some(jsonc_parser::cst::CstContainerNode::Array(arr)) = parent else {
         return;
     };

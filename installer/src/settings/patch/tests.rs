@@ -593,6 +593,18 @@ fn a_one_line_file_stays_on_one_line_and_an_empty_list_gets_lines() {
         let (after, _) = converge(&before, &desired());
         assert_eq!(after, want);
     }
+    // One source version after another and back: the same bytes for the same version.
+    let b = one_group(Some("Edit"), vec![entry("/fh/sources/k/current/c")]);
+    let a = desired();
+    let start = "{\"version\": 1, \"hooks\": {\"Stop\": [{\"hooks\": [{\"command\": \"u\"}]}]}}\n";
+    let (a1, _) = converge(start, &a);
+    let (b1, _) = converge(&a1, &b);
+    let (a2, _) = converge(&b1, &a);
+    let (b2, _) = converge(&a2, &b);
+    assert_eq!(a2, a1, "{b1}");
+    assert_eq!(b2, b1);
+    let (gone, _) = converge(&b2, &Desired::default());
+    assert_eq!(gone, start);
     let (after, _) = converge("{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n", &desired());
     let (fresh, _) = converge("", &desired());
     assert_eq!(after, fresh);
