@@ -12,6 +12,7 @@ mod hardening;
 mod hosts;
 mod install;
 mod json;
+mod layout;
 mod new_hosts;
 mod nudge;
 mod opencode_host;

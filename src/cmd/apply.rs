@@ -136,6 +136,14 @@ pub fn print_report(report: &ApplyReport) {
                 s.kind
             ),
         }
+        for plan in &s.install.plans {
+            for h in &plan.hand_edits {
+                crate::say!(
+                    "  note: {}",
+                    h.sentence(plan.file(), (!report.dry_run).then_some("apply"))
+                );
+            }
+        }
         for f in &s.install.skipped_profiles {
             crate::error_line!(
                 "{} {}: skipped: {}\n  fix: {}",

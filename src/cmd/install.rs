@@ -179,6 +179,13 @@ impl Run for InstallArgs {
             } else {
                 crate::say!("{} {}: unchanged", p.host, p.path.display());
             }
+            // A hand edit of fable's entry is said before anything else about the profile.
+            for h in &plan.hand_edits {
+                crate::say!(
+                    "  note: {}",
+                    h.sentence(plan.file(), (!report.dry_run).then_some("install"))
+                );
+            }
             for s in &plan.shifted {
                 crate::say!("  note: {s} (removing an entry moves the ones after it; Codex trusts hooks by position and will skip those until trusted again)");
             }

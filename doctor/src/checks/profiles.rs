@@ -10,6 +10,7 @@ use fable_hosts::{Host, Layout};
 use fable_installer::ops::status::{ProfileStatus, SourceStatus};
 use fable_installer::profiles::Profile;
 use fable_installer::settings::desired::path_markers;
+use fable_installer::settings::hand_edits::{HandEdit, KEEP_IT};
 use fable_installer::settings::owned_file;
 use fable_installer::settings::plan::{parse_settings, read_settings};
 use fable_installer::sync::SourceSpec;
@@ -332,6 +333,7 @@ pub(super) fn check_plans(
                 ),
             ));
         } else if p.state == "half_applied" {
+            out.extend(p.hand_edits.iter().map(|h| hand_edit(p, key, h)));
             let message = plan_mismatch(p, key, record, profiles);
             out.push(with_install(
                 Finding::new("profile.plan", Severity::Error, subject, message),
@@ -341,6 +343,18 @@ pub(super) fn check_plans(
         }
     }
     out
+}
+
+/// One of fable's entries the user edited by hand (`settings::hand_edits`): worth knowing, as
+/// the next install puts fable's entry back; the fix is the source's manifest, not the file.
+fn hand_edit(p: &ProfileStatus, key: &str, h: &HandEdit) -> Finding {
+    Finding::new(
+        "profile.hand_edit",
+        Severity::Warn,
+        format!("{} {} for {key}", p.host, p.path.display()),
+        format!("{}; the next install puts it back", h.what(&p.path)),
+    )
+    .with_fix(KEEP_IT)
 }
 
 /// Why a half-applied profile does not match the plan, noting an entry that runs the live

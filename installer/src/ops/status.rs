@@ -51,6 +51,9 @@ pub struct ProfileStatus {
     pub state: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// fable's entries the user edited by hand, which the next install puts back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hand_edits: Vec<crate::settings::hand_edits::HandEdit>,
 }
 
 /// One source in `fable status`.
@@ -148,6 +151,7 @@ pub fn source_status(
     };
     let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
     for p in profiles {
+        let mut hand_edits = Vec::new();
         let (state, message) = match (&snapshot, &manifest) {
             (None, _) => ("never_migrated".to_string(), None),
             (Some(_), None) => (
@@ -158,6 +162,7 @@ pub fn source_status(
                 Ok(plan) if !plan.changed() => ("current".to_string(), None),
                 Ok(plan) => {
                     wiring_ok = false;
+                    hand_edits = plan.hand_edits;
                     let n = plan.patch.len();
                     problems.push(format!(
                         "{} ({}) does not match the plan: {n} change(s) needed",
@@ -182,6 +187,7 @@ pub fn source_status(
             path: crate::settings::owned_file::file_path(p, key).unwrap_or_else(|| p.path.clone()),
             state,
             message,
+            hand_edits,
         });
     }
     let git = match crate::git::status(home, key) {

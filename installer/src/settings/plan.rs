@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
+use crate::settings::hand_edits::{self, HandEdit};
 use crate::settings::owned::{self, OwnedEntry, Recorded};
 use crate::settings::patch::{
     apply_and_verify, plan, shifted_foreign, Desired, Document, Ownership,
@@ -37,6 +38,9 @@ pub struct ProfilePlan {
     /// Entries not ours that a removal of ours moves up (per event, one sentence each); hosts
     /// that trust hooks by position (Codex) see them as changed.
     pub shifted: Vec<String>,
+    /// fable's entries the user edited by hand, which this plan puts back (reported, never
+    /// reverted in silence: `settings::hand_edits`).
+    pub hand_edits: Vec<HandEdit>,
     /// What the plan was computed from, to plan again if the file changes before the write.
     desired: Desired,
     own: Ownership,
@@ -64,6 +68,7 @@ impl ProfilePlan {
             skipped_events: Vec::new(),
             notes: Vec::new(),
             shifted: Vec::new(),
+            hand_edits: Vec::new(),
             desired: Desired::default(),
             own: Ownership::default(),
             record: Arc::default(),
@@ -97,6 +102,7 @@ impl ProfilePlan {
             skipped_events: self.skipped_events.clone(),
             notes: self.notes.clone(),
             shifted: self.shifted.clone(),
+            hand_edits: self.hand_edits.clone(),
         }
     }
 }
@@ -117,6 +123,10 @@ pub struct ProfileReport {
     /// Entries not ours that this change moves up (see [`ProfilePlan::shifted`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shifted: Vec<String>,
+    /// fable's entries the user edited by hand, which this change puts back (see
+    /// [`ProfilePlan::hand_edits`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hand_edits: Vec<HandEdit>,
 }
 
 /// Reads a hook file (following symlinks); `None` when it does not exist. Anything but a
@@ -196,8 +206,13 @@ pub fn plan_profile_with(
         .extend(wiring::current_commandless(home, key, profile.host));
     (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
     own.record = Recorded::new(key, owned::load_shared(home, &profile.id())?);
-    let (after, patch, shifted, record) =
-        edit(&profile.path, profile.host, before.as_ref(), &desired, &own)?;
+    let Edited {
+        after,
+        patch,
+        shifted,
+        record,
+        hand_edits,
+    } = edit(&profile.path, profile.host, before.as_ref(), &desired, &own)?;
     if !patch.is_empty() {
         refuse_read_only(&profile.path)?;
     }
@@ -209,6 +224,7 @@ pub fn plan_profile_with(
         skipped_events: skipped,
         notes,
         shifted,
+        hand_edits,
         desired,
         own,
         record,
@@ -227,12 +243,23 @@ type Resolved = (
     Arc<Vec<OwnedEntry>>,
 );
 
-/// New text, JSON Patch, shifted entries not ours, and the new record (see [`edit`]).
-type Edited = (Arc<str>, Vec<Value>, Vec<String>, Arc<Vec<OwnedEntry>>);
+/// A planned edit of one file (see [`edit`]).
+struct Edited {
+    /// The new text.
+    after: Arc<str>,
+    /// The JSON Patch (empty when nothing changes).
+    patch: Vec<Value>,
+    /// Entries not ours that a removal moves up.
+    shifted: Vec<String>,
+    /// The record of fable's entries in the new text.
+    record: Arc<Vec<OwnedEntry>>,
+    /// fable's entries the user edited, which the edit puts back.
+    hand_edits: Vec<HandEdit>,
+}
 
 /// Plans and applies the edits that give `before` exactly the desired entries; returns the
-/// new text, the JSON Patch (empty when nothing changes), what it shifts that is not ours and
-/// the record of fable's entries in the new text.
+/// new text, the JSON Patch (empty when nothing changes), what it shifts that is not ours, the
+/// record of fable's entries in the new text and the hand edits it puts back.
 fn edit(
     path: &Path,
     host: fable_hosts::Host,
@@ -278,6 +305,7 @@ fn edit(
         .set_indexed_claims(Arc::clone(&claims.2), orphans);
     let edits = plan(path, &doc, layout, desired, &own)?;
     let shifted = shifted_foreign(&doc, layout, &edits, &own);
+    let hand_edits = hand_edits::detect(&doc, layout, &edits, &own);
     let record = if edits.is_empty() && keeps_claims(&doc, layout, &own) {
         // Every entry stays where it is and whose it was: the record is the claims.
         Arc::clone(&claims.3)
@@ -288,15 +316,22 @@ fn edit(
     };
     if edits.is_empty() {
         // Nothing to apply or verify: the text stays as it is.
-        return Ok((
-            before.cloned().unwrap_or_else(|| Arc::from("")),
-            Vec::new(),
+        return Ok(Edited {
+            after: before.cloned().unwrap_or_else(|| Arc::from("")),
+            patch: Vec::new(),
             shifted,
             record,
-        ));
+            hand_edits,
+        });
     }
     let applied = apply_and_verify(path, &doc, layout, &edits)?;
-    Ok((Arc::from(applied.text), applied.patch, shifted, record))
+    Ok(Edited {
+        after: Arc::from(applied.text),
+        patch: applied.patch,
+        shifted,
+        record,
+        hand_edits,
+    })
 }
 
 /// The parsed document of `text` (the file's content at `path`), shared in a
@@ -352,7 +387,12 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
             (plan.before.clone(), plan.after.clone(), plan.record.clone())
         } else {
             let now: Option<Arc<str>> = now.map(Arc::from);
-            let (after, patch, _, record) = edit(
+            let Edited {
+                after,
+                patch,
+                record,
+                ..
+            } = edit(
                 path,
                 plan.profile.host,
                 now.as_ref(),

@@ -155,15 +155,7 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> std::result::Result<String, St
                 let aot = tables(&mut doc)?;
                 let i = nth(aot, event, *group)?;
                 let t = aot.get_mut(i).ok_or("table index out of range")?;
-                let keys: Vec<String> = t
-                    .iter()
-                    .map(|(k, _)| k.to_string())
-                    .filter(|k| k != "event")
-                    .collect();
-                for k in keys {
-                    t.remove(&k);
-                }
-                fill(t, value)?;
+                replace_in_place(t, value)?;
             }
             Edit::InsertField { key, .. } => {
                 return Err(format!(
@@ -175,7 +167,110 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> std::result::Result<String, St
     if matches!(doc.get("hooks"), Some(Item::ArrayOfTables(a)) if a.is_empty()) {
         doc.remove("hooks");
     }
-    Ok(doc.to_string())
+    Ok(line_ends_of(text, doc.to_string()))
+}
+
+/// `out` with the line ends of `text`: toml_edit writes `\n` everywhere, so a CRLF file gets
+/// its `\r\n` back (on every line, the user's as well as fable's).
+fn line_ends_of(text: &str, out: String) -> String {
+    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+    if !crlf {
+        return out;
+    }
+    let mut fixed = String::with_capacity(out.len() + out.len() / 16);
+    let mut previous = '\0';
+    for c in out.chars() {
+        if c == '\n' && previous != '\r' {
+            fixed.push('\r');
+        }
+        fixed.push(c);
+        previous = c;
+    }
+    fixed
+}
+
+/// How a table spells its `key = value` lines (learned from one of its keys): the key's
+/// indentation, the space before `=` and the space after it.
+#[derive(Debug, Clone)]
+struct KeyStyle {
+    indent: String,
+    before_eq: String,
+    after_eq: String,
+}
+
+/// The style of `t`'s first key other than `event` (else of `event`), if it has keys.
+fn key_style(t: &Table) -> Option<KeyStyle> {
+    let first = t
+        .iter()
+        .map(|(k, _)| k)
+        .find(|k| *k != "event")
+        .or_else(|| t.iter().map(|(k, _)| k).next())?;
+    let key = t.key(first)?;
+    let raw = |r: Option<&toml_edit::RawString>| r.and_then(|r| r.as_str()).map(str::to_string);
+    let prefix = raw(key.leaf_decor().prefix()).unwrap_or_default();
+    // Only the key's own line: a comment above it stays the user's.
+    let indent = prefix.rsplit('\n').next().unwrap_or_default().to_string();
+    let before_eq = raw(key.leaf_decor().suffix()).unwrap_or_else(|| " ".into());
+    let after_eq = t
+        .get(first)
+        .and_then(Item::as_value)
+        .and_then(|v| raw(v.decor().prefix()))
+        .unwrap_or_else(|| " ".into());
+    let blank = |s: &str| s.chars().all(|c| c == ' ' || c == '\t');
+    (blank(&indent) && blank(&before_eq) && blank(&after_eq)).then_some(KeyStyle {
+        indent,
+        before_eq,
+        after_eq,
+    })
+}
+
+/// Gives the key `k` of `t` (and its value) the spelling `style`.
+fn spell(t: &mut Table, k: &str, style: &KeyStyle) {
+    if let Some(mut key) = t.key_mut(k) {
+        let decor = key.leaf_decor_mut();
+        decor.set_prefix(style.indent.as_str());
+        decor.set_suffix(style.before_eq.as_str());
+    }
+    if let Some(v) = t.get_mut(k).and_then(Item::as_value_mut) {
+        v.decor_mut().set_prefix(style.after_eq.as_str());
+    }
+}
+
+/// Makes the table `t` hold `entry` (and its `event`) without rewriting what stays: a changed
+/// value keeps its key, spacing and trailing comment, a key fable no longer writes goes, and a
+/// new key is spelled like the table's others.
+fn replace_in_place(t: &mut Table, entry: &Value) -> std::result::Result<(), String> {
+    let m = entry.as_object().ok_or("entry is not an object")?;
+    let style = key_style(t);
+    let gone: Vec<String> = t
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .filter(|k| k != "event" && !m.contains_key(k))
+        .collect();
+    for k in gone {
+        t.remove(&k);
+    }
+    for (k, v) in m {
+        let Some(mut new) = toml_value(v) else {
+            t.remove(k);
+            continue;
+        };
+        match t.get_mut(k) {
+            Some(Item::Value(old)) => {
+                if value_json(old) != *v {
+                    *new.decor_mut() = old.decor().clone();
+                    *old = new;
+                }
+            }
+            _ => {
+                t.insert(k, Item::Value(new));
+                if let Some(style) = &style {
+                    spell(t, k, style);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn event_of(t: &Table) -> Option<&str> {
@@ -201,12 +296,27 @@ fn nth(aot: &ArrayOfTables, event: &str, n: usize) -> std::result::Result<usize,
         .ok_or_else(|| format!("no {event} entry {n}"))
 }
 
-/// Appends a `[[hooks]]` table for `entry` under `event`, after every other one.
+/// Appends a `[[hooks]]` table for `entry` under `event`, after every other one, spelled like
+/// the last `[[hooks]]` table before it (the blank lines above its header, its keys'
+/// indentation and spacing around `=`).
 fn append(doc: &mut DocumentMut, event: &str, entry: &Value) -> std::result::Result<(), String> {
     let mut t = Table::new();
     t.insert("event", toml_edit::value(event));
     fill(&mut t, entry)?;
-    tables(doc)?.push(t);
+    let aot = tables(doc)?;
+    if let Some(last) = aot.iter().last() {
+        let above = last.decor().prefix().and_then(|r| r.as_str());
+        if let Some(above) = above.filter(|a| a.chars().all(char::is_whitespace)) {
+            t.decor_mut().set_prefix(above.to_string());
+        }
+        if let Some(style) = key_style(last) {
+            let keys: Vec<String> = t.iter().map(|(k, _)| k.to_string()).collect();
+            for k in keys {
+                spell(&mut t, &k, &style);
+            }
+        }
+    }
+    aot.push(t);
     Ok(())
 }
 
@@ -422,5 +532,63 @@ mod tests {
             ],
             "{out}"
         );
+    }
+
+    /// A file with indented keys, no spaces around `=`, comments and no blank line between
+    /// tables; fable's table is the second.
+    const SPELLED: &str = "model = \"k\"\n\n[[hooks]]\n  event=\"Stop\"   # mine\n  command=\"user\"\n[[hooks]]\n  event=\"Stop\"\n  # fable's\n  command=\"/fh/x\"\n  timeout=5 # seconds\n";
+
+    #[test]
+    fn a_table_put_back_keeps_its_spelling_and_line_ends() {
+        let fables = json!({"command": "/fh/x", "timeout": 5});
+        for newline in ["\n", "\r\n"] {
+            let wired = SPELLED.replace('\n', newline);
+            let edited = wired.replace("timeout=5", "timeout=50");
+            let out = apply_edits(
+                &edited,
+                &[Edit::ReplaceEntry {
+                    event: "Stop".into(),
+                    group: 1,
+                    entry: 0,
+                    value: fables.clone(),
+                }],
+            )
+            .unwrap();
+            assert_eq!(out, wired, "{newline:?}");
+        }
+        // A key fable adds is spelled like the table's others; one it drops goes.
+        let out = apply_edits(
+            SPELLED,
+            &[Edit::ReplaceEntry {
+                event: "Stop".into(),
+                group: 1,
+                entry: 0,
+                value: json!({"command": "/fh/x", "matcher": "Bash"}),
+            }],
+        )
+        .unwrap();
+        assert!(
+            out.ends_with("[[hooks]]\n  event=\"Stop\"\n  # fable's\n  command=\"/fh/x\"\n  matcher=\"Bash\"\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_appended_table_is_spelled_like_the_one_before_it() {
+        for newline in ["\n", "\r\n"] {
+            let text = SPELLED.replace('\n', newline);
+            let out = apply_edits(
+                &text,
+                &[Edit::Append {
+                    event: "Stop".into(),
+                    value: json!({"command": "/fh/y", "timeout": 7}),
+                }],
+            )
+            .unwrap();
+            let want =
+                format!("{SPELLED}[[hooks]]\n  event=\"Stop\"\n  command=\"/fh/y\"\n  timeout=7\n")
+                    .replace('\n', newline);
+            assert_eq!(out, want, "{newline:?}");
+        }
     }
 }

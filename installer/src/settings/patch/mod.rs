@@ -7,6 +7,7 @@
 
 mod cst;
 mod event;
+mod layout;
 
 use std::collections::BTreeSet;
 use std::path::Path;
