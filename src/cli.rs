@@ -144,6 +144,9 @@ pub fn main() -> i32 {
         Err(e) => {
             let failure = Failure::of(&e);
             eprintln!("fable: {}", failure.message);
+            if let Some(hint) = &failure.hint {
+                eprintln!("hint: {hint}");
+            }
             if json {
                 crate::json::print_failure(&failure);
             }
