@@ -152,7 +152,7 @@ fn holder(
     if let Some(s) = inventory.and_then(|inv| inv.source(name)) {
         let held = match &s.kind {
             SourceKind::Path(p) if p.canonicalize().is_ok_and(|p| p == real) => None,
-            SourceKind::Path(p) => Some(format!("the inventory's source {}", p.display())),
+            SourceKind::Path(p) => Some(format!("the source at {}", p.display())),
             SourceKind::Git { url, .. } => Some(format!("the inventory's git source {url}")),
             SourceKind::Builtin => Some("the bundled evaluator".into()),
         };
@@ -166,7 +166,7 @@ fn holder(
     }
     Ok(match store.read_record(name)?.and_then(|r| r.source) {
         Some(p) if p == real => None,
-        Some(p) => Some(format!("the source installed from {}", p.display())),
+        Some(p) => Some(format!("the source at {}", p.display())),
         None => Some("an installed source".into()),
     })
 }
