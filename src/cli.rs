@@ -94,6 +94,11 @@ pub fn main() -> i32 {
     if name == "fable-hook" {
         return fable_payload::hook_main(args);
     }
+    // The completion scripts' hook, outside clap so that no completion or man page offers it.
+    if std::env::args_os().nth(1).is_some_and(|a| a == cmd::completions::KEYS_HOOK) {
+        restore_sigpipe();
+        return cmd::completions::print_keys();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
