@@ -94,6 +94,11 @@ pub fn main() -> i32 {
     if name == "fable-hook" {
         return fable_payload::hook_main(args);
     }
+    // The completion scripts' hook, outside clap so that no completion or man page offers it.
+    if std::env::args_os().nth(1).is_some_and(|a| a == cmd::completions::KEYS_HOOK) {
+        restore_sigpipe();
+        return cmd::completions::print_keys();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -144,6 +149,9 @@ pub fn main() -> i32 {
         Err(e) => {
             let failure = Failure::of(&e);
             eprintln!("fable: {}", failure.message);
+            if let Some(hint) = &failure.hint {
+                eprintln!("hint: {hint}");
+            }
             if json {
                 crate::json::print_failure(&failure);
             }

@@ -34,6 +34,10 @@ pub struct Failure {
     /// Every reason a refused hook source was refused, each with its fix.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
+    /// What to try instead (`did you mean my-hooks?`), printed as `hint: ...` after the
+    /// message; only for an argument that names no installed source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// A kind, the path that goes with it, and a refused source's problems.
@@ -58,11 +62,13 @@ impl Failure {
             .chain()
             .find_map(classify)
             .unwrap_or_else(|| bare("error"));
+        let hint = e.chain().find_map(hint);
         Failure {
             kind: found.kind,
             message,
             path: found.path,
             problems: found.problems,
+            hint,
         }
     }
 
@@ -73,6 +79,7 @@ impl Failure {
             message,
             path: None,
             problems: Vec::new(),
+            hint: None,
         }
     }
 
@@ -132,6 +139,14 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
     None
 }
 
+/// The hint of one typed error of the chain, when it has one.
+fn hint(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(e) = cause.downcast_ref::<fable_installer::Error>() {
+        return e.hint();
+    }
+    cause.downcast_ref::<GitHooksError>().and_then(GitHooksError::hint)
+}
+
 fn installer(e: &fable_installer::Error) -> Classified {
     use fable_installer::Error as E;
     match e {
@@ -142,7 +157,7 @@ fn installer(e: &fable_installer::Error) -> Classified {
         E::Inventory { path, .. } => some("inventory", path),
         E::LockTimeout { path, .. } => some("lock_busy", path),
         E::Verify { path, .. } => some("verify", path),
-        E::Usage(_) => bare("usage"),
+        E::Usage(_) | E::UnknownSource { .. } => bare("usage"),
         E::Git(g) => git(g),
         E::Fleet(f) => fleet(f),
         E::CodexTrust(t) => trust(t),

@@ -529,7 +529,8 @@ fn uninstall_rollback_gc_status_on_a_fresh_home_write_nothing() {
     assert_eq!(st["sources"], serde_json::json!([]));
     let out = env.run(["rollback"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not installed"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("no installed source has a previous generation"));
     assert_eq!(tree_listing(&env.root()), listing);
 }
 

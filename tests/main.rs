@@ -11,6 +11,7 @@ mod git_hooks;
 mod hardening;
 mod hosts;
 mod install;
+mod keys;
 mod json;
 mod layout;
 mod new_hosts;

@@ -189,7 +189,7 @@ impl Repairs<'_> {
         let keyed: Vec<(SourceSpec, Option<String>)> = specs
             .into_iter()
             .map(|spec| {
-                let key = spec_key(&spec);
+                let key = spec_key(self.home, &spec);
                 (spec, key)
             })
             .collect();
@@ -321,15 +321,16 @@ fn fail(failures: &mut Vec<Finding>, subject: String, e: FixError) {
     );
 }
 
-/// The key a spec installs under (`None` when a checkout's path cannot be resolved).
-fn spec_key(spec: &SourceSpec) -> Option<String> {
+/// The key a spec installs under (`None` when a checkout's path cannot be resolved or its key
+/// cannot be chosen; the install reports why).
+fn spec_key(home: &FableHome, spec: &SourceSpec) -> Option<String> {
     match spec {
         SourceSpec::Default => Some(fable_snapshot::key::DEFAULT_KEY.to_string()),
         SourceSpec::Named { key, .. } => Some(key.clone()),
         SourceSpec::Checkout(p) => p
             .canonicalize()
             .ok()
-            .map(|real| fable_snapshot::key::source_key(&real)),
+            .and_then(|real| fable_installer::keys::checkout_key(home, &real).ok()),
     }
 }
 

@@ -44,6 +44,13 @@ pub enum Error {
     },
     #[error("{0}")]
     Usage(String),
+    /// A source argument that names no installed source (`fable rollback my-hoks`); the
+    /// closest keys, best first, make the hint ([`Error::hint`]).
+    #[error("no installed source {arg:?}")]
+    UnknownSource {
+        arg: String,
+        suggestions: Vec<String>,
+    },
     #[error(transparent)]
     Git(#[from] crate::git::GitError),
     #[error(transparent)]
@@ -53,6 +60,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// The line that helps after the message, when there is one: the keys an unknown source
+    /// argument may have meant, or where to see the installed ones.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::UnknownSource { suggestions, .. } => Some(suggestions_hint(suggestions)),
+            _ => None,
+        }
+    }
+
     /// Wraps an I/O error with the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
@@ -70,5 +86,14 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: impl Into<PathBuf>) -> Result<T> {
         self.map_err(|e| Error::io(path, e))
+    }
+}
+
+/// `did you mean a or b?`, or where to list the installed sources when nothing is close.
+pub fn suggestions_hint(suggestions: &[String]) -> String {
+    match suggestions {
+        [] => "see `fable status` for the installed sources".to_string(),
+        [one] => format!("did you mean {one}?"),
+        [init @ .., last] => format!("did you mean {} or {last}?", init.join(", ")),
     }
 }

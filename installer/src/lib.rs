@@ -15,6 +15,7 @@ pub mod default_source;
 pub mod fleet;
 pub mod git;
 pub mod journal;
+pub mod keys;
 pub mod memo;
 pub mod ops;
 pub mod profiles;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use fable_snapshot::hash::{hash_files, StatCache};
-use fable_snapshot::key::{source_key, DEFAULT_KEY};
+use fable_snapshot::key::{derives, DEFAULT_KEY};
 use fable_snapshot::manifest::Manifest;
 use fable_snapshot::source_set::{Location, SourceConfig, SourceFile, MANIFEST_PATH};
 use fable_snapshot::tree_cache::TreeCache;
@@ -23,7 +23,8 @@ use crate::home::FableHome;
 pub enum SourceSpec {
     /// The embedded default (the bundled evaluator).
     Default,
-    /// A checkout directory holding `hooks/hooks.json`.
+    /// A checkout directory holding `hooks/hooks.json`, under the key it already has or else
+    /// the one [`crate::keys::for_checkout`] chooses (its directory name).
     Checkout(PathBuf),
     /// A checkout installed under an explicit key (an inventory source's `name`, the same on
     /// every machine) instead of the key derived from its real path.
@@ -41,13 +42,13 @@ impl SourceSpec {
     }
 
     /// The spec that re-syncs an installed source from its record: the default, the
-    /// checkout (when `key` is the one its path derives), or the checkout under its explicit
-    /// key (an inventory source).
+    /// checkout (when `key` is one its path derives: its directory name or the hashed key,
+    /// [`derives`]), or the checkout under its explicit key (an inventory source, `--name`).
     pub fn recorded(key: &str, source: Option<&Path>) -> Option<Self> {
         match source {
             None if key == DEFAULT_KEY => Some(SourceSpec::Default),
             None => None,
-            Some(p) if source_key(p) == key => Some(SourceSpec::Checkout(p.to_path_buf())),
+            Some(p) if derives(p, key) => Some(SourceSpec::Checkout(p.to_path_buf())),
             Some(p) => Some(SourceSpec::Named {
                 key: key.to_string(),
                 path: p.to_path_buf(),
@@ -161,7 +162,7 @@ pub fn prepare_with(
                     }
                     key.clone()
                 }
-                _ => source_key(&real),
+                _ => crate::keys::checkout_key(home, &real)?,
             };
             let config = SourceConfig::load(&real)?;
             let (against, seen_changed) = match seen {

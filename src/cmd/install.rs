@@ -17,13 +17,18 @@ use crate::term::{self, progress::Spinner, prompt};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  fable install                 install the bundled evaluator into every profile\n  fable install ~/src/my-hooks  snapshot a hook source (hooks/hooks.json) and wire it\n  fable install --dry-run       print the plan and its JSON Patch; write nothing"
+    after_help = "Examples:\n  fable install                 install the bundled evaluator into every profile\n  fable install ~/src/my-hooks  snapshot a hook source (hooks/hooks.json) and wire it as my-hooks\n  fable install --name team ~/src/my-hooks   the same, as team\n  fable install --dry-run       print the plan and its JSON Patch; write nothing"
 )]
 pub struct InstallArgs {
     #[command(subcommand)]
     pub target: Option<InstallTarget>,
     /// Hook source directory (holding hooks/hooks.json); default: the bundled evaluator.
     pub source: Option<PathBuf>,
+    /// The key to install the source under (what `fable rollback`, `uninstall` and `status`
+    /// take); default: its directory name, or, when another source holds that name, the name
+    /// and a hash of the path. A source keeps the key it was first installed under.
+    #[arg(long, value_name = "NAME", requires = "source")]
+    pub name: Option<String>,
     /// Only these hosts (claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment,
     /// kimi, windsurf);
     /// repeatable.
@@ -63,11 +68,13 @@ impl Run for InstallArgs {
             return args.run();
         }
         let home = FableHome::from_env()?;
+        let chosen = fable_installer::fleet::install_spec(
+            &home,
+            SourceSpec::from_arg(self.source.as_deref()),
+            self.name.as_deref(),
+        )?;
         let opts = InstallOptions {
-            spec: fable_installer::fleet::checkout_spec(
-                &home,
-                SourceSpec::from_arg(self.source.as_deref()),
-            )?,
+            spec: chosen.spec,
             hosts: self.hosts,
             profile_dirs: self.profiles,
             dry_run: self.dry_run,
@@ -86,7 +93,11 @@ impl Run for InstallArgs {
         let spinner = Spinner::start(format!("installing {what}"), self.json);
         let result = install_with(&home, &opts, &spinner);
         drop(spinner);
-        let report = result.with_context(|| format!("cannot install {what}"))?;
+        let mut report = result.with_context(|| format!("cannot install {what}"))?;
+        // Why the source is not under the name asked for (another source holds it).
+        if let (Some(note), Some(s)) = (chosen.note, report.sources.first_mut()) {
+            s.notes.insert(0, note);
+        }
         let mut recorded = false;
         if !opts.dry_run {
             // A source installed by hand is listed in the inventory too (`fable apply`).

@@ -15,7 +15,9 @@ use crate::term::prompt;
 
 #[derive(Args, Debug)]
 pub struct RollbackArgs {
-    /// Hook source directory or installed source key; default: the bundled evaluator.
+    /// Hook source directory or installed source key; default: the one source with a previous
+    /// generation (on a terminal, asks which when several have one; without one, lists them
+    /// and exits 2). With --unpin, the one pinned source.
     pub source: Option<PathBuf>,
     /// Lift the pin an earlier rollback recorded in the inventory, so that `fable apply`
     /// installs the source as it is now.
@@ -30,7 +32,13 @@ impl Run for RollbackArgs {
     fn run(self) -> anyhow::Result<i32> {
         let home = FableHome::from_env()?;
         let wait = fable_installer::lock::wait();
-        let (key, _) = resolve_key(&home, &SourceSpec::from_arg(self.source.as_deref()))?;
+        let key = match self.source.as_deref() {
+            Some(arg) => resolve_key(&home, &SourceSpec::from_arg(Some(arg)))?.0,
+            None => match self.implied_key(&home)? {
+                Some(key) => key,
+                None => return Ok(prompt::declined()),
+            },
+        };
         if self.unpin {
             let lifted = fable_installer::ops::rollback::unpin(&home, &key, wait)?;
             if self.json {
@@ -90,6 +98,73 @@ impl Run for RollbackArgs {
             }
         }
         Ok(0)
+    }
+}
+
+impl RollbackArgs {
+    /// The source meant when none is named: the one source with a previous generation (with
+    /// `--unpin`, the one pinned source); when several qualify, the one chosen on a terminal
+    /// (`None`: declined), else a usage error listing them. None qualifying is a usage error
+    /// too: there is nothing to roll back.
+    fn implied_key(&self, home: &FableHome) -> anyhow::Result<Option<String>> {
+        let (mut keys, labels, what) = if self.unpin {
+            let keys = fable_installer::ops::rollback::pinned(home)?;
+            let labels = keys.clone();
+            (keys, labels, ["no source is pinned", "several sources are pinned"])
+        } else {
+            let found = fable_installer::ops::rollback::candidates(home)
+                .context("cannot read the installed sources")?;
+            let labels = found
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} ({} -> {})",
+                        c.key,
+                        render::short(&c.current),
+                        render::short(&c.previous)
+                    )
+                })
+                .collect();
+            let keys = found.into_iter().map(|c| c.key).collect();
+            (
+                keys,
+                labels,
+                [
+                    "no installed source has a previous generation to roll back to",
+                    "several sources have a previous generation",
+                ],
+            )
+        };
+        let command = if self.unpin {
+            "fable rollback --unpin KEY"
+        } else {
+            "fable rollback KEY"
+        };
+        match keys.len() {
+            0 => Err(fable_installer::Error::Usage(format!(
+                "{} (see `fable status`)",
+                what[0]
+            ))
+            .into()),
+            1 => Ok(keys.pop()),
+            _ => {
+                let question = if self.unpin {
+                    "Unpin which source?"
+                } else {
+                    "Roll back which source?"
+                };
+                match prompt::select(question, &labels, self.json)? {
+                    prompt::Picked::Item(i) => Ok(keys.get(i).cloned()),
+                    prompt::Picked::Declined => Ok(None),
+                    prompt::Picked::NoTerminal => Err(fable_installer::Error::Usage(format!(
+                        "{}: {}; name one: `{command}`",
+                        what[1],
+                        labels.join(", ")
+                    ))
+                    .into()),
+                }
+            }
+        }
     }
 }
 

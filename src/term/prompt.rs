@@ -74,3 +74,37 @@ pub fn declined() -> i32 {
     ui().note(format_args!("fable: not confirmed; nothing was changed"));
     1
 }
+
+/// The answer to a choice among several items ([`select`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picked {
+    /// The index of the item chosen.
+    Item(usize),
+    /// The user pressed Esc or `q`.
+    Declined,
+    /// No prompt may be shown (no terminal, `--yes`, `--no-input`, `--json`, `CI`): the caller
+    /// fails with the usage code, listing the items.
+    NoTerminal,
+}
+
+/// Asks on a terminal which of `items` to act on (the first highlighted).
+pub fn select(question: &str, items: &[String], json: bool) -> anyhow::Result<Picked> {
+    if !ui().can_prompt(json) {
+        return Ok(Picked::NoTerminal);
+    }
+    let answer = dialoguer::Select::new()
+        .with_prompt(question)
+        .items(items)
+        .default(0)
+        .interact_opt();
+    let _ = dialoguer::console::Term::stderr().show_cursor();
+    match answer {
+        Ok(Some(i)) => Ok(Picked::Item(i)),
+        Ok(None) => Ok(Picked::Declined),
+        Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+            eprintln!();
+            std::process::exit(super::EXIT_INTERRUPTED)
+        }
+        Err(e) => Err(anyhow::anyhow!("cannot read the answer: {e}")),
+    }
+}

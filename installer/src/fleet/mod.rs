@@ -108,49 +108,59 @@ pub fn load_shared(home: &FableHome) -> Result<std::rc::Rc<Inventory>> {
 }
 
 /// The source a checkout path names (`fable install PATH`, `fable uninstall PATH`): the
-/// inventory's source of that directory under its name when the inventory lists one (a path
-/// source, the same on every machine), else a source installed from that directory under a
-/// key of its own, else the key its real path derives. Without this, installing by path a
-/// directory the inventory already applied wired the same hooks a second time under a second
-/// key, and every hook ran twice. An unreadable inventory is left to the step that reads it.
+/// directory under the key it already has (the inventory's source of that directory, else a
+/// source installed from it, plain or hashed), else under the key a new install chooses (its
+/// directory name, or its hashed key when another source holds that name:
+/// [`crate::keys::for_checkout`]). Without the first, installing by path a directory the
+/// inventory already applied wired the same hooks a second time under a second key, and every
+/// hook ran twice.
 pub fn checkout_spec(
     home: &FableHome,
     spec: crate::sync::SourceSpec,
 ) -> Result<crate::sync::SourceSpec> {
+    Ok(install_spec(home, spec, None)?.spec)
+}
+
+/// What `fable install [--name NAME] [PATH]` installs.
+#[derive(Debug, Clone)]
+pub struct InstallSpec {
+    /// The bundled evaluator, or the checkout under its chosen key (`SourceSpec::Named`).
+    pub spec: crate::sync::SourceSpec,
+    /// Why the key is not the name asked for (taken by another source), for the report.
+    pub note: Option<String>,
+}
+
+/// [`checkout_spec`] with the key `fable install --name NAME` asks for (refused for the
+/// bundled evaluator, whose key is always `default`, and for a directory already installed
+/// under another key). A path that cannot be resolved is left to the install, which reports
+/// it.
+pub fn install_spec(
+    home: &FableHome,
+    spec: crate::sync::SourceSpec,
+    name: Option<&str>,
+) -> Result<InstallSpec> {
     use crate::sync::SourceSpec;
-    let SourceSpec::Checkout(path) = &spec else {
-        return Ok(spec);
+    let path = match &spec {
+        SourceSpec::Checkout(path) => path.clone(),
+        SourceSpec::Default if name.is_some() => {
+            return Err(Error::Usage(
+                "--name names a hook source directory; the bundled evaluator is always `default`"
+                    .into(),
+            ))
+        }
+        SourceSpec::Default | SourceSpec::Named { .. } => return Ok(InstallSpec { spec, note: None }),
     };
     let Ok(real) = path.canonicalize() else {
-        return Ok(spec);
+        return Ok(InstallSpec { spec, note: None });
     };
-    let derived = fable_snapshot::source_key(&real);
-    let named = |key: &str| SourceSpec::Named {
-        key: key.to_string(),
-        path: path.clone(),
-    };
-    if let Ok(inv) = load(home) {
-        for s in &inv.sources {
-            if let inventory::SourceKind::Path(p) = &s.kind {
-                if s.name != derived && p.canonicalize().is_ok_and(|p| p == real) {
-                    return Ok(named(&s.name));
-                }
-            }
-        }
-    }
-    let store = home.store();
-    if store.read_record(&derived)?.is_none() {
-        for key in store.keys()? {
-            if key == fable_snapshot::key::DEFAULT_KEY {
-                continue;
-            }
-            let recorded = store.read_record(&key)?.and_then(|r| r.source);
-            if recorded.is_some_and(|p| p == real) {
-                return Ok(named(&key));
-            }
-        }
-    }
-    Ok(spec)
+    let choice = crate::keys::for_checkout(home, &real, name)?;
+    Ok(InstallSpec {
+        spec: SourceSpec::Named {
+            key: choice.key,
+            path,
+        },
+        note: choice.note,
+    })
 }
 
 /// True when the inventory's `[defaults] trust_codex` or config.toml's `trust_codex` asks every

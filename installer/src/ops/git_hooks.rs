@@ -20,9 +20,13 @@ pub enum GitHooksError {
     /// `--source` names a checkout that has no snapshot.
     #[error("hook source {path} is not installed; run `fable install {path}` first")]
     SourceNotInstalled { path: PathBuf },
-    /// `--source` is neither an installed key nor an existing path.
+    /// `--source` is neither an installed key nor an existing path; the closest keys, best
+    /// first, make the hint ([`GitHooksError::hint`]).
     #[error("no installed hook source {arg:?} (neither a key nor a path)")]
-    UnknownSource { arg: String },
+    UnknownSource {
+        arg: String,
+        suggestions: Vec<String>,
+    },
     /// No `--source`, and no installed source qualifies.
     #[error("no installed hook source {what}; install one with `fable install SOURCE` (its git hooks live in SOURCE/hooks/git/<name>), or pass --source")]
     NoSource { what: &'static str },
@@ -45,6 +49,19 @@ pub enum GitHooksError {
     /// The lock, the store or the git plumbing failed.
     #[error(transparent)]
     Installer(#[from] crate::Error),
+}
+
+impl GitHooksError {
+    /// The line that helps after the message: the keys an unknown `--source` may have meant.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GitHooksError::UnknownSource { suggestions, .. } => {
+                Some(crate::error::suggestions_hint(suggestions))
+            }
+            GitHooksError::Installer(e) => e.hint(),
+            _ => None,
+        }
+    }
 }
 
 impl From<git::GitError> for GitHooksError {
@@ -239,17 +256,24 @@ fn choose_source(
                     path: path.to_path_buf(),
                     source,
                 })?;
-            let key = fable_snapshot::source_key(&real);
-            if keys.contains(&key) {
-                return Ok(key);
+            let inventory = crate::fleet::load(home).ok();
+            if let Some(key) = crate::keys::existing_key(home, inventory.as_ref(), &real)? {
+                if keys.contains(&key) {
+                    return Ok(key);
+                }
             }
             return Err(GitHooksError::SourceNotInstalled {
                 path: path.to_path_buf(),
             });
         }
-        return Err(GitHooksError::UnknownSource {
-            arg: arg.to_string(),
-        });
+        // The one hashed key whose stem `arg` is, else the closest keys.
+        return match crate::keys::lookup(arg, &keys) {
+            crate::keys::Lookup::Found(key) => Ok(key),
+            crate::keys::Lookup::Missing(suggestions) => Err(GitHooksError::UnknownSource {
+                arg: arg.to_string(),
+                suggestions,
+            }),
+        };
     }
     let mut found: Vec<String> = keys.into_iter().filter(|k| candidate(k)).collect();
     match found.len() {

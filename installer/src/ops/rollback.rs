@@ -23,6 +23,49 @@ pub struct Rollback {
     pub pinned_in: Option<PathBuf>,
 }
 
+/// A source `fable rollback` without an argument may mean: installed, with a previous
+/// generation to switch back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    pub key: String,
+    /// The generation current now.
+    pub current: String,
+    /// The generation a rollback makes current.
+    pub previous: String,
+}
+
+/// Every installed source with a previous generation, in key order: what `fable rollback`
+/// without an argument chooses from (the one, or asks which).
+pub fn candidates(home: &FableHome) -> Result<Vec<Candidate>> {
+    let store = home.store();
+    let mut out = Vec::new();
+    for key in store.keys()? {
+        let Some(record) = store.read_record(&key)? else {
+            continue;
+        };
+        let Some(previous) = record.previous else {
+            continue;
+        };
+        out.push(Candidate {
+            current: store.current_hash(&key).unwrap_or(record.tree_hash),
+            previous,
+            key,
+        });
+    }
+    Ok(out)
+}
+
+/// The sources `fable rollback --unpin` without an argument may mean: those the inventory
+/// pins, in its order.
+pub fn pinned(home: &FableHome) -> Result<Vec<String>> {
+    Ok(crate::fleet::load(home)?
+        .sources
+        .iter()
+        .filter(|s| s.pin.is_some())
+        .map(|s| s.name.clone())
+        .collect())
+}
+
 /// Makes the previous generation current again (and the current one previous).
 pub fn rollback(home: &FableHome, key: &str, lock_wait: Duration) -> Result<Rollback> {
     let store = home.store();

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use fable_snapshot::key::DEFAULT_KEY;
 
 use crate::error::{Error, Result};
 use crate::home::FableHome;
@@ -38,48 +37,10 @@ pub struct UninstallReport {
     pub git: Vec<crate::git::GitReport>,
 }
 
-/// Resolves a source argument to its key and live checkout (which may be gone).
+/// Resolves a source argument to its key and live checkout (which may be gone); see
+/// [`crate::keys::resolve`] (an unknown key is refused with the closest keys).
 pub fn resolve_key(home: &FableHome, spec: &SourceSpec) -> Result<(String, Option<PathBuf>)> {
-    match spec {
-        SourceSpec::Default => Ok((DEFAULT_KEY.to_string(), None)),
-        SourceSpec::Named { key, path } => Ok((
-            key.clone(),
-            Some(path.canonicalize().unwrap_or_else(|_| path.clone())),
-        )),
-        SourceSpec::Checkout(p) => {
-            if let Ok(real) = p.canonicalize() {
-                // The inventory's or an installed source's key for this checkout, if any.
-                let key = match crate::fleet::checkout_spec(home, spec.clone())? {
-                    SourceSpec::Named { key, .. } => key,
-                    _ => fable_snapshot::source_key(&real),
-                };
-                return Ok((key, Some(real)));
-            }
-            // A checkout that is gone: the installed source recorded at that path.
-            let absolute = std::env::current_dir()
-                .map(|d| crate::home::normalise(&d.join(p)))
-                .unwrap_or_else(|_| p.clone());
-            for key in home.store().keys()? {
-                if let Some(record) = home.store().read_record(&key)? {
-                    if record.source.as_deref() == Some(absolute.as_path()) {
-                        return Ok((key, record.source));
-                    }
-                }
-            }
-            let name = p.to_string_lossy();
-            // A key is one plain path component naming an installed source: never a path that
-            // could climb out of the store (`fable uninstall ../x` must not delete `../x`).
-            let is_key = fable_snapshot::store::is_valid_key(&name)
-                && home.store().keys()?.iter().any(|k| *k == name);
-            if is_key {
-                let source = home.store().read_record(&name)?.and_then(|r| r.source);
-                return Ok((name.into_owned(), source));
-            }
-            Err(Error::Usage(format!(
-                "{name}: neither a checkout nor an installed source key (see `fable status`)"
-            )))
-        }
-    }
+    crate::keys::resolve(home, spec)
 }
 
 /// Removes the source's wiring from every profile and deletes its snapshot (`fable
