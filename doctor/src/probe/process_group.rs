@@ -7,7 +7,6 @@
 //! first, which leaves a theoretical window for id reuse when the group has already emptied
 //! itself.
 
-use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -163,7 +162,7 @@ impl Group {
         if rc != 0 {
             // EINTR: look again later. Anything else (ECHILD: someone else reaped it) means
             // there is nothing left to wait for.
-            return io::Error::last_os_error().kind() != io::ErrorKind::Interrupted;
+            return std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted;
         }
         // SAFETY: waitid succeeded, so `info` holds a child-state siginfo (or zeroes).
         unsafe { info.si_pid() != 0 }
