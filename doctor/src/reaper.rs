@@ -2,40 +2,15 @@
 //! leaves the group the probe runner kills; with this process as the *child subreaper*
 //! (Linux), such orphans are re-parented here instead of to init, and [`sweep_children`] kills
 //! and reaps them once the probes are done. For a CLI process whose only children are probes.
+//! macOS has no subreaper: there an escaped job is adopted by launchd and survives
+//! (docs/design.md, "Portability"); what is left of the probes' own children is still swept.
 
 use std::time::{Duration, Instant};
 
-/// Makes this process the reaper of its orphaned descendants; false where unsupported.
+/// Makes this process the reaper of its orphaned descendants; false where unsupported
+/// (macOS, the portable build): [`fable_snapshot::os::process::become_subreaper`].
 pub fn become_subreaper() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes plain integer arguments.
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        false
-    }
-}
-
-/// Pids of the live children of this process (from `/proc`).
-fn children() -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let rest = &s[s.rfind(')')? + 1..];
-                    rest.split_whitespace().nth(1)?.parse::<i32>().ok()
-                })
-                == Some(me)
-        })
-        .collect()
+    fable_snapshot::os::process::become_subreaper()
 }
 
 /// Kills (SIGKILL) and reaps every child of this process, repeating while killing one
@@ -44,7 +19,7 @@ pub fn sweep_children(within: Duration) -> usize {
     let deadline = Instant::now() + within;
     let mut killed = 0;
     loop {
-        let kids = children();
+        let kids = fable_snapshot::os::process::children();
         if kids.is_empty() || Instant::now() >= deadline {
             return killed;
         }

@@ -221,7 +221,8 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 /// Atomically replaces the regular file `path` (or creates it) with `bytes`: a unique temp file
 /// beside it, written, then put in place. Durable: fsynced, renamed over the target, directory
 /// fsynced. Not durable (the evaluator's records): exchanged with the target
-/// (`renameat2(RENAME_EXCHANGE)`) and the old file, now under the temp name, unlinked; see
+/// (`renameat2(RENAME_EXCHANGE)`, macOS `renameatx_np(RENAME_SWAP)`) and the old file, now
+/// under the temp name, unlinked; see
 /// [`replace_unsynced`]. Refuses when `path` is a symlink or special file: checked once, after
 /// the temp file is written and just before it is put in place (a check before writing it too
 /// would only refuse sooner, at the cost of an `lstat` on every write). The temp file is removed
@@ -265,35 +266,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
 /// reader keeps the inode it opened), and unlinking the old file, usually never written back,
 /// frees nothing on disk. A crash between the exchange and the unlink leaves the old content
 /// under the temp name, which the state transaction sweeps like any abandoned temp file. Where
-/// the exchange is unsupported (not Linux, or a file system without it) or `path` does not
-/// exist yet, a plain rename. What this gives up across a power loss is in docs/design.md,
+/// the exchange is unsupported (the portable build, a file system without it) or `path` does
+/// not exist yet, a plain rename ([`fable_snapshot::os::rename::exchange`]). What this gives up across a power loss is in docs/design.md,
 /// "Durability of the evaluator's records".
 fn replace_unsynced(tmp: &Path, path: &Path) -> Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes());
-        if let (Ok(from), Ok(to)) = (c(tmp), c(path)) {
-            // SAFETY: both arguments are NUL-terminated strings that outlive the call.
-            let rc = unsafe {
-                libc::renameat2(
-                    libc::AT_FDCWD,
-                    from.as_ptr(),
-                    libc::AT_FDCWD,
-                    to.as_ptr(),
-                    libc::RENAME_EXCHANGE,
-                )
-            };
-            if rc == 0 {
-                let _ = fs::remove_file(tmp);
-                return Ok(());
-            }
-            let e = std::io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::ENOENT) | Some(libc::EINVAL) | Some(libc::ENOSYS) => {}
-                _ => return Err(Error::io("exchange", path, e)),
-            }
+    use fable_snapshot::os::rename;
+    match rename::exchange(tmp, path) {
+        Ok(()) => {
+            let _ = fs::remove_file(tmp);
+            return Ok(());
         }
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) || rename::unsupported(&e) => {}
+        Err(e) => return Err(Error::io("exchange", path, e)),
     }
     fs::rename(tmp, path).map_err(|e| Error::io("rename", path, e))
 }

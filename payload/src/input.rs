@@ -192,11 +192,11 @@ const PIPE_MAX: usize = 1 << 20;
 /// Lets the writer of a full pipe put the rest of a large payload in at once: with the default
 /// 64 KiB, a 1 MiB payload crosses in sixteen rounds, each waking the writer and then the
 /// reader again (a context switch each way). Asked for once, only when the pipe is full; a
-/// refusal (not a pipe, the user's pipe quota spent) changes nothing.
+/// refusal (not a pipe, the user's pipe quota spent) changes nothing. Linux only
+/// ([`crate::hints`]).
 fn grow_pipe(fd: RawFd, max_bytes: usize) {
     let size = max_bytes.clamp(PIPE_DEFAULT, PIPE_MAX) as libc::c_int;
-    // SAFETY: F_SETPIPE_SZ takes an int by value and only resizes the pipe's buffer.
-    unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, size) };
+    crate::hints::set_pipe_size(fd, size);
 }
 
 /// Smallest read worth populating its pages for in advance.
@@ -206,7 +206,7 @@ const POPULATE_MIN: usize = 64 * 1024;
 /// that the next `len` bytes read will fill: the read would otherwise fault them in one 4 KiB
 /// page at a time, each fault a trap on a virtual machine (see [`crate::alloc`]). Only the
 /// whole pages inside the spare capacity; nothing for small reads; a kernel without the advice
-/// (before Linux 5.14) just faults as before.
+/// (before Linux 5.14) and the portable build ([`crate::hints`]) just fault as before.
 fn populate(bytes: &mut Vec<u8>, len: usize) {
     if len < POPULATE_MIN {
         return;
@@ -216,15 +216,9 @@ fn populate(bytes: &mut Vec<u8>, len: usize) {
     let first = start.next_multiple_of(page);
     let end = (start + len) & !(page - 1);
     if end > first {
-        // SAFETY: [first, end) lies inside the vector's allocated spare capacity; populating
-        // pages of our own writable memory does not change their contents.
-        unsafe {
-            libc::madvise(
-                first as *mut libc::c_void,
-                end - first,
-                libc::MADV_POPULATE_WRITE,
-            )
-        };
+        // SAFETY: [first, end) is page-aligned and lies inside the vector's allocated spare
+        // capacity.
+        unsafe { crate::hints::populate_write(first, end) };
     }
 }
 

@@ -44,6 +44,7 @@ pub mod discovery;
 pub mod error;
 pub mod events;
 pub mod fs_safety;
+mod hints;
 pub mod input;
 pub mod json;
 pub mod ledger;

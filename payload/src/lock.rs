@@ -2,11 +2,12 @@
 //!
 //! Taken by exclusive creation (`O_CREAT | O_EXCL | O_NOFOLLOW`); the file records
 //! `<pid> <unique token> <start time>`, the start time being the holder's
-//! `/proc/<pid>/stat` field 22 (clock ticks after boot; omitted where `/proc` is unavailable).
+//! `/proc/<pid>/stat` field 22 on Linux (clock ticks after boot), its `proc_pidinfo` start on
+//! macOS (microseconds since the epoch), omitted where it cannot be read (the portable build).
 //! Waiting is bounded (polling with a short backoff). A lock is stale when its recorded pid is
 //! dead (`kill(pid, 0)` reports `ESRCH`) or, since pids are reused, when the process now
 //! holding that pid started at another time than the one recorded. A lock without a start
-//! time (written by an older fable, or where `/proc` could not be read) whose pid is alive is
+//! time (written by an older fable, or where the start time could not be read) whose pid is alive is
 //! respected for [`PID_ONLY_MAX_AGE`] (a transaction takes milliseconds), then stale. A lock
 //! whose content is unreadable (its holder died between creating and writing it) is treated
 //! as stale after [`UNKNOWN_HOLDER_GRACE`]. Breaking a stale lock is itself serialised through
@@ -31,7 +32,7 @@ use crate::fs_safety::{self, check_file, create_new, unique_name_of};
 /// How long a lock without a readable pid is respected.
 pub const UNKNOWN_HOLDER_GRACE: Duration = Duration::from_secs(30);
 /// How long a lock of a live pid is respected when the holder's start time cannot be
-/// compared (an old-format lock, or `/proc` unreadable): the pid may have been reused.
+/// compared (an old-format lock, or no start time on this platform): the pid may have been reused.
 pub const PID_ONLY_MAX_AGE: Duration = Duration::from_secs(600);
 const BREAKER_GRACE: Duration = Duration::from_secs(5);
 
@@ -151,34 +152,11 @@ fn holder(path: &Path) -> String {
     }
 }
 
-/// The start time of process `pid`: field 22 of `/proc/<pid>/stat` (clock ticks after boot),
-/// read after the last `)` since the command name (field 2) may hold spaces and parentheses.
-/// `None` where `/proc` is unavailable or the process is gone.
+/// The start time of process `pid` (`/proc/<pid>/stat` field 22 on Linux, `proc_pidinfo` on
+/// macOS; `None` in the portable build or when the process is gone):
+/// [`fable_snapshot::os::process::start_time`].
 pub fn start_time(pid: u32) -> Option<u64> {
-    // One open and one read into a fixed buffer (the line is a few hundred bytes): procfs files
-    // report size 0, so `fs::read` would probe with five growing reads.
-    use std::io::Read;
-    let mut buf = [0u8; 4096];
-    let mut f = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
-    let mut len = 0;
-    // The file is one line: a read that ends it is the whole file (procfs returns it in one).
-    while len < buf.len() && (len == 0 || buf[len - 1] != b'\n') {
-        match f.read(&mut buf[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    let stat = &buf[..len];
-    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    // Field 3 (state) is the first after the name, so field 22 is the 20th.
-    std::str::from_utf8(after)
-        .ok()?
-        .split_ascii_whitespace()
-        .nth(19)?
-        .parse()
-        .ok()
+    fable_snapshot::os::process::start_time(pid)
 }
 
 /// Whether the lock content names a dead holder, a reused pid, or an unknown one past the
@@ -329,7 +307,7 @@ mod tests {
         let p = t.path().join("state.lock");
         let me = std::process::id();
         let Some(start) = start_time(me) else {
-            eprintln!("skipped: no /proc/<pid>/stat here");
+            eprintln!("skipped: no process start time in this build");
             return;
         };
         assert_eq!(start_time(me), Some(start), "stable");

@@ -1,7 +1,9 @@
-//! Directory descriptors for the walk ([`crate::walk`]): a directory is opened once (`O_PATH`,
-//! so no read permission is needed and nothing is read) and each of its entries is stat'ed
-//! relative to it (`fstatat(2)`), so the kernel resolves one name per file instead of the whole
-//! path, and no path is built to stat a file.
+//! Directory descriptors for the walk ([`crate::walk`]): a directory is opened once and each of
+//! its entries is stat'ed relative to it (`fstatat(2)`), so the kernel resolves one name per
+//! file instead of the whole path, and no path is built to stat a file. On Linux the
+//! descriptor is `O_PATH` (no read permission needed, nothing read); the portable build
+//! (macOS) opens it `O_RDONLY | O_DIRECTORY`, which needs the directory to be readable, as
+//! listing it does anyway.
 
 use std::ffi::CStr;
 use std::io;
@@ -24,7 +26,7 @@ pub(crate) struct FileStat {
 impl FileStat {
     /// A regular file.
     pub fn is_file(&self) -> bool {
-        self.mode & libc::S_IFMT == libc::S_IFREG
+        is_regular(self.mode)
     }
 
     /// Any executable bit set.
@@ -43,8 +45,9 @@ impl FileStat {
     // The field types of `struct stat` differ between targets; the casts are no-ops on some.
     #[allow(clippy::unnecessary_cast)]
     fn from_raw(st: &libc::stat) -> FileStat {
+        // `mode_t` is u32 on Linux and u16 on macOS.
         let mode = st.st_mode as u32;
-        let regular = mode & libc::S_IFMT == libc::S_IFREG;
+        let regular = is_regular(mode);
         FileStat {
             stat: Stat {
                 size: if regular { st.st_size as u64 } else { 0 },
@@ -102,8 +105,22 @@ pub(crate) fn stat_fd(fd: BorrowedFd<'_>) -> io::Result<FileStat> {
     Ok(FileStat::from_raw(unsafe { st.assume_init_ref() }))
 }
 
+/// `S_ISREG` of a mode widened to u32.
+// `S_IFMT` is a `mode_t`, u16 on macOS: the cast widens it there and is a no-op on Linux.
+#[allow(clippy::unnecessary_cast)]
+fn is_regular(mode: u32) -> bool {
+    mode & libc::S_IFMT as u32 == libc::S_IFREG as u32
+}
+
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 fn flags() -> libc::c_int {
     libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC
+}
+
+/// Without `O_PATH` (Linux only), a read-only descriptor of the directory.
+#[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
+fn flags() -> libc::c_int {
+    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC
 }
 
 fn owned(fd: libc::c_int) -> io::Result<OwnedFd> {

@@ -7,6 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Result};
+use crate::os::rename;
 
 /// Maximum number of symlinks followed when resolving a chain.
 const MAX_LINKS: usize = 40;
@@ -76,10 +77,13 @@ pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<()> {
 /// step (write, fsync, verification of the temp file's bytes); when it answers false the temp
 /// file is removed and nothing is replaced (returns `Ok(false)`), so the caller can plan again.
 ///
-/// The replacement itself is an atomic exchange (`renameat2(RENAME_EXCHANGE)`), after which
-/// `unchanged` is asked again about the displaced file: a save that landed between the check
-/// and the exchange is exchanged back into place, so it is never lost (where the file system
-/// cannot exchange, a plain rename is used). A new file is created with `RENAME_NOREPLACE`.
+/// The replacement itself is an atomic exchange ([`rename::exchange`]: `renameat2` on Linux,
+/// `renameatx_np` on macOS), after which `unchanged` is asked again about the displaced file:
+/// a save that landed between the check and the exchange is exchanged back into place, so it
+/// is never lost. Where names cannot be exchanged (the portable build, some file systems) the
+/// file is linked aside and renamed over, which narrows that to a save in the instant between
+/// the link and the rename. A new file is created without replacing one
+/// ([`rename::rename_noreplace`]).
 /// The bytes are verified in the temp file itself, never by re-reading the path afterwards,
 /// which a concurrent writer may already have replaced.
 pub fn write_atomic_if(
@@ -144,21 +148,23 @@ fn replace_fenced(
     unchanged: &impl Fn(&Path) -> bool,
     remove_tmp: &mut bool,
 ) -> Result<bool> {
-    match rename2(tmp, real, libc::RENAME_EXCHANGE) {
+    match rename::exchange(tmp, real) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) && !real.exists() => {
             // A new file: create it only if nobody did meanwhile.
-            return match rename2(tmp, real, libc::RENAME_NOREPLACE) {
+            return match rename::rename_noreplace(tmp, real) {
                 Ok(()) => {
                     *remove_tmp = false;
                     Ok(true)
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(false),
-                Err(e) if unsupported(&e) => plain_rename(tmp, real, remove_tmp),
+                Err(e) if rename::unsupported(&e) => plain_rename(tmp, real, remove_tmp),
                 Err(e) => Err(Error::io(real, e)),
             };
         }
-        Err(e) if unsupported(&e) => return plain_rename(tmp, real, remove_tmp),
+        Err(e) if rename::unsupported(&e) => {
+            return replace_aside(tmp, real, unchanged, remove_tmp)
+        }
         Err(e) => return Err(Error::io(real, e)),
     }
     // `tmp` now holds the displaced file.
@@ -166,7 +172,7 @@ fn replace_fenced(
         return Ok(true);
     }
     // A save landed between the check and the exchange: put it back.
-    if let Err(e) = rename2(tmp, real, libc::RENAME_EXCHANGE) {
+    if let Err(e) = rename::exchange(tmp, real) {
         *remove_tmp = false;
         return Err(Error::Corrupt {
             path: real.to_path_buf(),
@@ -182,44 +188,66 @@ fn replace_fenced(
     Ok(false)
 }
 
+/// [`replace_fenced`] where names cannot be exchanged (the portable build, a file system
+/// without the call): the file at `real` is linked aside, `tmp` renamed over `real`, and the
+/// displaced file checked as after an exchange; a save found there is renamed back (our write
+/// is dropped and the caller plans again). What this cannot catch is a save in the instant
+/// between the link and the rename (docs/design.md, "Portability"). Without hard links, a
+/// plain rename.
+fn replace_aside(
+    tmp: &Path,
+    real: &Path,
+    unchanged: &impl Fn(&Path) -> bool,
+    remove_tmp: &mut bool,
+) -> Result<bool> {
+    let dir = real.parent().unwrap_or(Path::new("."));
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let aside = temp_path(dir, &name);
+    match rename::replace_keeping_aside(tmp, real, &aside) {
+        Ok(true) => {}
+        Ok(false) => {
+            *remove_tmp = false;
+            return Ok(true);
+        }
+        // Gone since the check: create it only if nobody did meanwhile.
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) && tmp.exists() => {
+            return match rename::rename_noreplace(tmp, real) {
+                Ok(()) => {
+                    *remove_tmp = false;
+                    Ok(true)
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(false),
+                Err(e) if rename::unsupported(&e) => plain_rename(tmp, real, remove_tmp),
+                Err(e) => Err(Error::io(real, e)),
+            };
+        }
+        Err(e) => return Err(Error::io(real, e)),
+    }
+    *remove_tmp = false;
+    if unchanged(&aside) {
+        let _ = fs::remove_file(&aside);
+        return Ok(true);
+    }
+    // A save landed between the check and the link: put it back over our write.
+    if let Err(e) = fs::rename(&aside, real) {
+        return Err(Error::Corrupt {
+            path: real.to_path_buf(),
+            message: format!(
+                "was saved while fable replaced it, and putting the save back failed ({e}); it is in {}",
+                aside.display()
+            ),
+        });
+    }
+    Ok(false)
+}
+
 fn plain_rename(tmp: &Path, real: &Path, remove_tmp: &mut bool) -> Result<bool> {
     fs::rename(tmp, real).at(real)?;
     *remove_tmp = false;
     Ok(true)
-}
-
-/// The file system or kernel cannot do this `renameat2` flag.
-fn unsupported(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
-    )
-}
-
-/// `renameat2(from, to, flags)` with both paths relative to the current directory.
-fn rename2(from: &Path, to: &Path, flags: libc::c_uint) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-    };
-    let (from, to) = (c(from)?, c(to)?);
-    // SAFETY: both are valid NUL-terminated paths that outlive the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            flags,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// Reads the temp file back through its descriptor and compares it with `data`.
@@ -312,24 +340,13 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|d| d.sync_all()).at(dir)
 }
 
-/// Makes everything written so far to the file system holding `path` durable with one
-/// `syncfs(2)`: the data and metadata of every file of a generation in one journal commit,
-/// where an fsync per file costs a commit each. Since Linux 5.8 it reports write-back errors
-/// of the file system; where the call is unavailable, `sync(2)` does the same for all.
+/// Makes the tree at `path` (a generation, written without an fsync per file) durable before
+/// it is published: on Linux one `syncfs(2)` of the file system holding it (every file's data
+/// and metadata in one journal commit, where an fsync per file costs a commit each; `sync(2)`
+/// where `syncfs` is missing), elsewhere an fsync of each of its files and directories (and on
+/// macOS one `F_FULLFSYNC`): [`crate::os::sync::sync_tree`].
 pub fn sync_filesystem(path: &Path) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    let dir = File::open(path).at(path)?;
-    // SAFETY: `dir` is an open descriptor for the duration of the call.
-    if unsafe { libc::syncfs(dir.as_raw_fd()) } == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::ENOSYS) {
-        // SAFETY: sync(2) takes no arguments and cannot fail.
-        unsafe { libc::sync() };
-        return Ok(());
-    }
-    Err(Error::io(path, e))
+    crate::os::sync::sync_tree(path).at(path)
 }
 
 /// Creates `dir` (and parents) with `mode` for the directories it creates.

@@ -9,6 +9,7 @@ pub mod fsutil;
 pub mod hash;
 pub mod key;
 pub mod manifest;
+pub mod os;
 pub mod source_set;
 pub mod staleness;
 pub mod store;
