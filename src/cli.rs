@@ -95,7 +95,10 @@ pub fn main() -> i32 {
         return fable_payload::hook_main(args);
     }
     // The completion scripts' hook, outside clap so that no completion or man page offers it.
-    if std::env::args_os().nth(1).is_some_and(|a| a == cmd::completions::KEYS_HOOK) {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cmd::completions::KEYS_HOOK)
+    {
         restore_sigpipe();
         return cmd::completions::print_keys();
     }

@@ -144,7 +144,9 @@ fn hint(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
     if let Some(e) = cause.downcast_ref::<fable_installer::Error>() {
         return e.hint();
     }
-    cause.downcast_ref::<GitHooksError>().and_then(GitHooksError::hint)
+    cause
+        .downcast_ref::<GitHooksError>()
+        .and_then(GitHooksError::hint)
 }
 
 fn installer(e: &fable_installer::Error) -> Classified {

@@ -442,7 +442,7 @@ fn source_state(env: &TestEnv) -> (String, Vec<String>) {
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["key"].as_str().unwrap().starts_with("hook-src-"))
+        .find(|s| s["key"] == "hook-src")
         .unwrap_or_else(|| panic!("no hook-src source in {j}"))
         .clone();
     let problems = src["problems"]

@@ -570,7 +570,9 @@ fn entries_of_a_vanished_source_are_orphans_that_install_removes() {
     assert_eq!(state_of(&env, &a), "current");
     let cmds = commands(&settings_value(&env.claude_settings()));
     assert_eq!(cmds.len(), 2);
-    assert!(cmds.iter().all(|c| !c.contains(&b_key)));
+    assert!(cmds
+        .iter()
+        .all(|c| !c.contains(&format!("/sources/{b_key}/"))));
 }
 
 #[test]

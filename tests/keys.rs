@@ -21,7 +21,10 @@ const MANIFEST: &str = r#"{
 /// A hook source checkout at `ROOT/rel` whose entry is recognisable by its path.
 fn make_source(env: &TestEnv, rel: &str) -> PathBuf {
     let dir = env.root().join(rel);
-    write(&dir.join("hooks/hooks.json"), &MANIFEST.replace("NAME", rel));
+    write(
+        &dir.join("hooks/hooks.json"),
+        &MANIFEST.replace("NAME", rel),
+    );
     write(&dir.join("hooks/x.sh"), "exit 0\n");
     dir
 }
@@ -224,9 +227,12 @@ fn an_install_with_a_hashed_key_keeps_working_and_its_stem_names_it() {
             std::fs::remove_file(env.fable_home.join("fleet.toml")).unwrap();
         }
         // Installing again keeps the hashed key: no second source, nothing migrated.
-        write(&src.join("hooks/x.sh"), &format!("exit 0 # {forget_inventory}\n"));
+        write(
+            &src.join("hooks/x.sh"),
+            &format!("exit 0 # {forget_inventory}\n"),
+        );
         assert_eq!(key_of(&install(&env, &src, None)), hashed);
-        assert_eq!(installed_keys(&env), [hashed.clone()]);
+        assert_eq!(installed_keys(&env), std::slice::from_ref(&hashed));
         // The part before the hash names it.
         let st = env.json(["status", "my-hooks", "--json"]);
         assert_eq!(st["sources"][0]["key"], hashed.as_str());
@@ -249,7 +255,11 @@ fn a_stem_shared_by_two_hashed_keys_names_neither() {
     let kb = old_install(&env, &b);
     let err = usage_error(&env, ["uninstall", "my-hooks"]);
     assert!(
-        err.contains(&format!("hint: did you mean {} or {}?", ka.min(kb.clone()), ka.max(kb))),
+        err.contains(&format!(
+            "hint: did you mean {} or {}?",
+            (&ka).min(&kb),
+            (&ka).max(&kb)
+        )),
         "{err}"
     );
 }
@@ -355,7 +365,10 @@ fn the_completion_scripts_offer_the_installed_keys() {
     assert_eq!(complete(&["uninstall", "t"]), ["team-rules"]);
     let offered = complete(&["--color", "never", "status", ""]);
     assert_eq!(offered[..2], ["my-hooks", "team-rules"], "keys first");
-    assert!(offered[2..].contains(&"src".to_string()), "then directories: {offered:?}");
+    assert!(
+        offered[2..].contains(&"src".to_string()),
+        "then directories: {offered:?}"
+    );
     assert_eq!(
         complete(&["install", "git-hooks", "--source", "te"]),
         ["team-rules"]

@@ -131,7 +131,10 @@ mod tests {
         assert_eq!(stem(&hashed), Some("my-hooks"));
         assert!(derives(real, "my-hooks") && derives(real, &hashed));
         assert!(!derives(real, "other") && !derives(Path::new("/b/my-hooks"), &hashed));
-        assert_eq!(source_name(Path::new("/x/my repo's $hooks")), "my_repo_s__hooks");
+        assert_eq!(
+            source_name(Path::new("/x/my repo's $hooks")),
+            "my_repo_s__hooks"
+        );
         assert_eq!(source_name(Path::new("/x/--.hooks")), "hooks");
         assert_eq!(source_name(Path::new("/x/.-")), "source");
     }
@@ -140,7 +143,11 @@ mod tests {
     fn only_a_twelve_hex_suffix_is_a_stem() {
         assert_eq!(stem("a-b-0123456789ab"), Some("a-b"));
         assert_eq!(stem("my-hooks"), None);
-        assert_eq!(stem("x-0123456789AB"), None, "upper case is not fable's hex");
+        assert_eq!(
+            stem("x-0123456789AB"),
+            None,
+            "upper case is not fable's hex"
+        );
         assert_eq!(stem("x-0123456789a"), None, "eleven digits");
         assert_eq!(stem("-0123456789ab"), None);
     }

@@ -110,7 +110,11 @@ impl RollbackArgs {
         let (mut keys, labels, what) = if self.unpin {
             let keys = fable_installer::ops::rollback::pinned(home)?;
             let labels = keys.clone();
-            (keys, labels, ["no source is pinned", "several sources are pinned"])
+            (
+                keys,
+                labels,
+                ["no source is pinned", "several sources are pinned"],
+            )
         } else {
             let found = fable_installer::ops::rollback::candidates(home)
                 .context("cannot read the installed sources")?;
@@ -141,11 +145,9 @@ impl RollbackArgs {
             "fable rollback KEY"
         };
         match keys.len() {
-            0 => Err(fable_installer::Error::Usage(format!(
-                "{} (see `fable status`)",
-                what[0]
-            ))
-            .into()),
+            0 => Err(
+                fable_installer::Error::Usage(format!("{} (see `fable status`)", what[0])).into(),
+            ),
             1 => Ok(keys.pop()),
             _ => {
                 let question = if self.unpin {

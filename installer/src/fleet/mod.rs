@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::home::FableHome;
 use inventory::Inventory;
 
@@ -140,18 +140,31 @@ pub fn install_spec(
     name: Option<&str>,
 ) -> Result<InstallSpec> {
     use crate::sync::SourceSpec;
-    let path = match &spec {
-        SourceSpec::Checkout(path) => path.clone(),
-        SourceSpec::Default if name.is_some() => {
-            return Err(Error::Usage(
+    let path =
+        match &spec {
+            SourceSpec::Checkout(path) => path.clone(),
+            SourceSpec::Default if name.is_some() => return Err(Error::Usage(
                 "--name names a hook source directory; the bundled evaluator is always `default`"
                     .into(),
-            ))
-        }
-        SourceSpec::Default | SourceSpec::Named { .. } => return Ok(InstallSpec { spec, note: None }),
-    };
+            )),
+            SourceSpec::Default | SourceSpec::Named { .. } => {
+                return Ok(InstallSpec { spec, note: None })
+            }
+        };
     let Ok(real) = path.canonicalize() else {
         return Ok(InstallSpec { spec, note: None });
+    };
+    // The choice reads the store, which a concurrent install may be writing: under the lock it
+    // sees a source either whole or not at all (a half-made one read as another directory's
+    // and sent the second of two concurrent installs of one directory to a hashed key). A home
+    // without a lock file has no install running or done, and a dry run creates nothing.
+    let lock_path = home.lock_path();
+    let _lock = match lock_path.exists() {
+        true => Some(crate::lock::InstallLock::acquire(
+            &lock_path,
+            crate::lock::wait(),
+        )?),
+        false => None,
     };
     let choice = crate::keys::for_checkout(home, &real, name)?;
     Ok(InstallSpec {

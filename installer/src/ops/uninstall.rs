@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-
 use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
