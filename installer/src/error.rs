@@ -54,9 +54,9 @@ pub enum Error {
     #[error(transparent)]
     Git(#[from] crate::git::GitError),
     #[error(transparent)]
-    Fleet(#[from] crate::fleet::FleetError),
+    Fleet(#[from] crate::fleet::error::FleetError),
     #[error(transparent)]
-    CodexTrust(#[from] crate::codex_trust::TrustError),
+    CodexTrust(#[from] crate::codex_trust::error::TrustError),
 }
 
 impl Error {

@@ -6,12 +6,58 @@
 
 use std::path::{Path, PathBuf};
 
-use fable_snapshot::key::{source_key, source_name, stem, DEFAULT_KEY};
+use fable_snapshot::key::{derives, source_key, source_name, stem, DEFAULT_KEY};
 
 use crate::error::{Error, Result};
 use crate::fleet::inventory::{Inventory, SourceKind};
 use crate::home::FableHome;
-use crate::sync::SourceSpec;
+
+/// Which source to work on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// The embedded default (the bundled evaluator).
+    Default,
+    /// A checkout directory holding `hooks/hooks.json`, under the key it already has or else
+    /// the one [`crate::keys::for_checkout`] chooses (its directory name).
+    Checkout(PathBuf),
+    /// A checkout installed under an explicit key (an inventory source's `name`, the same on
+    /// every machine) instead of the key derived from its real path.
+    Named { key: String, path: PathBuf },
+}
+
+impl SourceSpec {
+    /// `None` means the default; a path names a checkout.
+    pub fn from_arg(arg: Option<&Path>) -> Self {
+        match arg {
+            None => SourceSpec::Default,
+            Some(p) if p.as_os_str() == "default" && !p.exists() => SourceSpec::Default,
+            Some(p) => SourceSpec::Checkout(p.to_path_buf()),
+        }
+    }
+
+    /// The spec that re-syncs an installed source from its record: the default, the
+    /// checkout (when `key` is one its path derives: its directory name or the hashed key,
+    /// [`derives`]), or the checkout under its explicit key (an inventory source, `--name`).
+    pub fn recorded(key: &str, source: Option<&Path>) -> Option<Self> {
+        match source {
+            None if key == DEFAULT_KEY => Some(SourceSpec::Default),
+            None => None,
+            Some(p) if derives(p, key) => Some(SourceSpec::Checkout(p.to_path_buf())),
+            Some(p) => Some(SourceSpec::Named {
+                key: key.to_string(),
+                path: p.to_path_buf(),
+            }),
+        }
+    }
+
+    /// The checkout directory, when the spec names one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            SourceSpec::Default => None,
+            SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => Some(p),
+        }
+    }
+}
 
 /// The key a checkout installs under, and why it is not the plain name when it is not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -372,4 +418,59 @@ mod tests {
         assert_eq!(distance("hooks", "hoosk"), 1);
         assert_eq!(distance("same", "same"), 0);
     }
+}
+
+/// What `fable install [--name NAME] [PATH]` installs.
+#[derive(Debug, Clone)]
+pub struct InstallSpec {
+    /// The bundled evaluator, or the checkout under its chosen key (`SourceSpec::Named`).
+    pub spec: SourceSpec,
+    /// Why the key is not the name asked for (taken by another source), for the report.
+    pub note: Option<String>,
+}
+
+/// The source `fable install [--name NAME] [PATH]` installs: a checkout under the key it
+/// already has, else under `NAME` or the key [`for_checkout`] chooses (refused for the
+/// bundled evaluator, whose key is always `default`, and for a directory already installed
+/// under another key: the same hooks would be wired twice). A path that cannot be resolved is left to the install, which reports
+/// it.
+pub fn install_spec(
+    home: &FableHome,
+    spec: SourceSpec,
+    name: Option<&str>,
+) -> Result<InstallSpec> {
+    let path =
+        match &spec {
+            SourceSpec::Checkout(path) => path.clone(),
+            SourceSpec::Default if name.is_some() => return Err(Error::Usage(
+                "--name names a hook source directory; the bundled evaluator is always `default`"
+                    .into(),
+            )),
+            SourceSpec::Default | SourceSpec::Named { .. } => {
+                return Ok(InstallSpec { spec, note: None })
+            }
+        };
+    let Ok(real) = path.canonicalize() else {
+        return Ok(InstallSpec { spec, note: None });
+    };
+    // The choice reads the store, which a concurrent install may be writing: under the lock it
+    // sees a source either whole or not at all (a half-made one read as another directory's
+    // and sent the second of two concurrent installs of one directory to a hashed key). A home
+    // without a lock file has no install running or done, and a dry run creates nothing.
+    let lock_path = home.lock_path();
+    let _lock = match lock_path.exists() {
+        true => Some(crate::lock::InstallLock::acquire(
+            &lock_path,
+            crate::lock::wait(),
+        )?),
+        false => None,
+    };
+    let choice = for_checkout(home, &real, name)?;
+    Ok(InstallSpec {
+        spec: SourceSpec::Named {
+            key: choice.key,
+            path,
+        },
+        note: choice.note,
+    })
 }

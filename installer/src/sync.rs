@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use fable_snapshot::hash::{hash_files, StatCache};
-use fable_snapshot::key::{derives, DEFAULT_KEY};
+use fable_snapshot::key::DEFAULT_KEY;
 use fable_snapshot::manifest::Manifest;
 use fable_snapshot::source_set::{Location, SourceConfig, SourceFile, MANIFEST_PATH};
 use fable_snapshot::tree_cache::TreeCache;
@@ -18,52 +18,7 @@ use crate::default_source;
 use crate::error::{Error, IoContext, Result};
 use crate::home::FableHome;
 
-/// Which source to work on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceSpec {
-    /// The embedded default (the bundled evaluator).
-    Default,
-    /// A checkout directory holding `hooks/hooks.json`, under the key it already has or else
-    /// the one [`crate::keys::for_checkout`] chooses (its directory name).
-    Checkout(PathBuf),
-    /// A checkout installed under an explicit key (an inventory source's `name`, the same on
-    /// every machine) instead of the key derived from its real path.
-    Named { key: String, path: PathBuf },
-}
-
-impl SourceSpec {
-    /// `None` means the default; a path names a checkout.
-    pub fn from_arg(arg: Option<&Path>) -> Self {
-        match arg {
-            None => SourceSpec::Default,
-            Some(p) if p.as_os_str() == "default" && !p.exists() => SourceSpec::Default,
-            Some(p) => SourceSpec::Checkout(p.to_path_buf()),
-        }
-    }
-
-    /// The spec that re-syncs an installed source from its record: the default, the
-    /// checkout (when `key` is one its path derives: its directory name or the hashed key,
-    /// [`derives`]), or the checkout under its explicit key (an inventory source, `--name`).
-    pub fn recorded(key: &str, source: Option<&Path>) -> Option<Self> {
-        match source {
-            None if key == DEFAULT_KEY => Some(SourceSpec::Default),
-            None => None,
-            Some(p) if derives(p, key) => Some(SourceSpec::Checkout(p.to_path_buf())),
-            Some(p) => Some(SourceSpec::Named {
-                key: key.to_string(),
-                path: p.to_path_buf(),
-            }),
-        }
-    }
-
-    /// The checkout directory, when the spec names one.
-    pub fn path(&self) -> Option<&Path> {
-        match self {
-            SourceSpec::Default => None,
-            SourceSpec::Checkout(p) | SourceSpec::Named { path: p, .. } => Some(p),
-        }
-    }
-}
+pub use crate::keys::SourceSpec;
 
 /// A source read and validated, ready to commit.
 #[derive(Debug, Clone)]

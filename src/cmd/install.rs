@@ -68,7 +68,7 @@ impl Run for InstallArgs {
             return args.run();
         }
         let home = FableHome::from_env()?;
-        let chosen = fable_installer::fleet::install_spec(
+        let chosen = fable_installer::keys::install_spec(
             &home,
             SourceSpec::from_arg(self.source.as_deref()),
             self.name.as_deref(),
