@@ -3,7 +3,8 @@
 # graph: the evaluator never pulls in the installer or gix, git plumbing never depends on the
 # operations, the host vocabulary has no I/O dependencies, the bounded-child helper depends on
 # libc and thiserror only, no library uses anyhow or clap, and no library draws on a terminal
-# (progress and prompts are the binary's: src/term/).
+# (progress and prompts are the binary's: src/term/), and installer/src has no file circle
+# (.ci/circles.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -30,5 +31,7 @@ if [ -n "$extra" ]; then echo "layering: fable-hosts depends on more than serde_
 # The bounded-child helper (payload, installer and doctor use it): libc and thiserror only.
 extra=$(deps fable-process | grep -vxE 'fable-process|libc|thiserror|thiserror-impl|proc-macro2|quote|syn|unicode-ident' || true)
 if [ -n "$extra" ]; then echo "layering: fable-process depends on more than libc and thiserror: $extra"; fail=1; fi
+# No file circle inside the installer: each module owns its error type, data flows one way.
+if ! out=$(python3 .ci/circles.py installer/src); then echo "layering: file circle in installer/src:"; echo "$out"; fail=1; fi
 [ "$fail" = 0 ] && echo "layering: ok"
 exit "$fail"

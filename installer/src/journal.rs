@@ -95,6 +95,29 @@ pub fn interrupted(home: &FableHome) -> Vec<(PathBuf, Option<Intent>)> {
     out
 }
 
+/// Temp files of journals whose write was cut off (`.NAME.fable-tmp-PID-N`, never renamed into
+/// place) by another process. Journals are written under the install lock, so once a caller
+/// holds it every such file is abandoned: one still being written is renamed (and gone) before
+/// the lock is free.
+pub fn cut_off_writes(home: &FableHome) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(home.journal_dir()) else {
+        return Vec::new();
+    };
+    let me = std::process::id() as i32;
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(fable_snapshot::fsutil::temp_owner)
+                .is_some_and(|pid| pid != me)
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +154,22 @@ mod tests {
         );
         drop(lock);
         assert_eq!(interrupted(&home).len(), 1);
+    }
+
+    #[test]
+    fn a_journal_write_cut_off_by_another_process_is_listed_once_ours_are_not() {
+        let d = tempfile::tempdir().unwrap();
+        let home = FableHome::new(d.path().join("fh"), d.path().to_path_buf());
+        home.ensure().unwrap();
+        assert!(cut_off_writes(&home).is_empty(), "no journal directory yet");
+        let _j = Journal::begin(&home, &intent(7)).unwrap();
+        let dir = home.journal_dir();
+        let theirs = dir.join(".1-2.json.fable-tmp-999999-12");
+        let ours = dir.join(format!(".1-3.json.fable-tmp-{}-5", std::process::id()));
+        for p in [&theirs, &ours] {
+            std::fs::write(p, b"{").unwrap();
+        }
+        assert_eq!(cut_off_writes(&home), vec![theirs]);
+        assert_eq!(interrupted(&home).len(), 1, "the temp file is no journal");
     }
 }

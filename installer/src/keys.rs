@@ -434,11 +434,7 @@ pub struct InstallSpec {
 /// bundled evaluator, whose key is always `default`, and for a directory already installed
 /// under another key: the same hooks would be wired twice). A path that cannot be resolved is left to the install, which reports
 /// it.
-pub fn install_spec(
-    home: &FableHome,
-    spec: SourceSpec,
-    name: Option<&str>,
-) -> Result<InstallSpec> {
+pub fn install_spec(home: &FableHome, spec: SourceSpec, name: Option<&str>) -> Result<InstallSpec> {
     let path =
         match &spec {
             SourceSpec::Checkout(path) => path.clone(),

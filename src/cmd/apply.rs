@@ -76,7 +76,7 @@ pub fn consent(
     prune: bool,
     json: bool,
 ) -> anyhow::Result<Option<bool>> {
-    use fable_installer::ops::apply::{desired_state, prune_set};
+    use fable_installer::ops::state::{desired_state, prune_set};
     if dry_run || home.inventory_path() == home.machine_inventory_path() {
         return Ok(Some(prune));
     }

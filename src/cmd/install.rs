@@ -102,7 +102,7 @@ impl Run for InstallArgs {
         if !opts.dry_run {
             // A source installed by hand is listed in the inventory too (`fable apply`).
             for s in &report.sources {
-                recorded |= fable_installer::ops::apply::record_source(
+                recorded |= fable_installer::ops::state::record_source(
                     &home,
                     &s.key,
                     s.source.as_deref(),

@@ -84,7 +84,7 @@ impl Run for UninstallArgs {
             if !opts.dry_run && !report.notes.iter().any(|n| n.starts_with("git: ")) {
                 // Otherwise `fable apply` would install it again.
                 forgot |=
-                    fable_installer::ops::apply::forget_source(&home, &report.key, opts.lock_wait)
+                    fable_installer::ops::state::forget_source(&home, &report.key, opts.lock_wait)
                         .context("uninstalled, but cannot remove the source from the inventory")?;
             }
             reports.push(report);

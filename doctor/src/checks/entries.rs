@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use fable_installer::profiles::Profile;
 use fable_installer::settings::desired::path_markers;
-use fable_installer::settings::owned::fingerprint;
+use fable_installer::settings::record::fingerprint;
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 use fable_snapshot::source_set::MANIFEST_PATH;
@@ -24,7 +24,7 @@ const COMMAND_SHOWN: usize = 72;
 /// The fable source key an entry's command belongs to (`$FABLE_HOME/sources/<key>/...`).
 pub fn owned_key(home: &FableHome, command: &str) -> Option<String> {
     let markers = path_markers(&home.sources_prefix());
-    let key = fable_installer::settings::patch::source_keys(command, &markers)
+    let key = fable_installer::settings::ownership::source_keys(command, &markers)
         .next()
         .map(str::to_string);
     key

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired::path_markers;
-use crate::settings::patch::source_keys;
+use crate::settings::ownership::source_keys;
 pub use app_server::{hooks_list, ListedHook};
 pub use error::TrustError;
 pub use state::CodexConfig;

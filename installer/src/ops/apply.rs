@@ -11,7 +11,6 @@
 //! it was; a reconcile killed at any point converges when run again, and clears the journals
 //! of the interrupted operations it completed.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,9 +19,10 @@ use serde::Serialize;
 use super::git_hooks::{install_git_hooks, InstallGitHooks};
 use super::install::{install, InstallOptions, InstallReport};
 use super::pinned::wire_pinned;
+use super::state::{desired_state, prune_set, wired_keys};
 use super::uninstall::{unwire, UninstallOptions};
 use crate::error::{Error, Result};
-use crate::fleet::desired::{layered, DesiredState};
+use crate::fleet::desired::DesiredState;
 use crate::fleet::inventory::{Inventory, SourceKind};
 use crate::fleet::lock::{lock_path, FleetLock};
 use crate::fleet::{checkout, Applied, FleetError};
@@ -109,45 +109,6 @@ struct Planned {
 /// Applies the inventory this home reads.
 pub fn apply(home: &FableHome, opts: &ApplyOptions) -> Result<ApplyReport> {
     apply_with(home, opts, &crate::Silent)
-}
-
-/// The layered desired state this home applies (the inventory and every file it includes).
-pub fn desired_state(home: &FableHome) -> Result<DesiredState> {
-    layered(crate::fleet::load(home)?, home.user_home())
-}
-
-/// What is wired on this machine, read from disk: every source with a directory in the store,
-/// and every key an ownership record of a profile names (entries whose snapshot is gone).
-pub fn wired_keys(home: &FableHome) -> Result<BTreeSet<String>> {
-    let mut keys: BTreeSet<String> = home.store().keys()?.into_iter().collect();
-    for p in crate::profiles::discover(home)? {
-        // A record that cannot be read is the planner's to report; it names nothing here.
-        if let Ok(entries) = crate::settings::owned::load(home, &p.id()) {
-            keys.extend(entries.into_iter().map(|e| e.key));
-        }
-    }
-    Ok(keys)
-}
-
-/// The prune set: what is wired that `desired` does not name (nothing when the inventory
-/// says `prune = false`), and of it what the machine's own inventory names when `home`
-/// applies another file (those need consent).
-pub fn prune_set(home: &FableHome, desired: &DesiredState) -> Result<(Vec<String>, Vec<String>)> {
-    if !desired.top.prune {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    let pruned: Vec<String> = wired_keys(home)?
-        .into_iter()
-        .filter(|k| !desired.names(k))
-        .collect();
-    let machine = home.machine();
-    let needs_consent = if pruned.is_empty() || machine.inventory_path() == home.inventory_path() {
-        Vec::new()
-    } else {
-        let mine = desired_state(&machine)?;
-        pruned.iter().filter(|k| mine.names(k)).cloned().collect()
-    };
-    Ok((pruned, needs_consent))
 }
 
 /// [`apply`], telling `progress` as each source is planned and installed.
@@ -392,7 +353,9 @@ fn clear_journals(
     lock_wait: Duration,
 ) -> Result<Vec<PathBuf>> {
     let left = crate::journal::interrupted(home);
-    if left.is_empty() {
+    // A journal whose own write was cut off never named anything: nothing to complete.
+    let cut_off = crate::journal::cut_off_writes(home);
+    if left.is_empty() && cut_off.is_empty() {
         return Ok(Vec::new());
     }
     let wired = wired_keys(home)?;
@@ -404,6 +367,7 @@ fn clear_journals(
                 .is_none_or(|i| desired.names(&i.source_key) || !wired.contains(&i.source_key))
         })
         .map(|(path, _)| path)
+        .chain(cut_off)
         .collect();
     if done.is_empty() {
         return Ok(done);
@@ -569,44 +533,4 @@ fn specs(home: &FableHome, desired: &DesiredState, skip_unsynced: bool) -> Resul
         out.push(planned);
     }
     Ok(out)
-}
-
-/// Records a source `fable install` installed by hand in the inventory (under the install
-/// lock, comments kept), so that the inventory lists it too, and lifts a `fable rollback` pin
-/// of it (the install took the source as it is now); false when the inventory already said so
-/// (or the key cannot name an inventory source).
-pub fn record_source(
-    home: &FableHome,
-    key: &str,
-    checkout: Option<&std::path::Path>,
-    lock_wait: Duration,
-) -> Result<bool> {
-    let listed = |inv: &Inventory| inv.source(key).is_some_and(|s| s.pin.is_none());
-    if !crate::fleet::inventory::valid_name(key) || listed(&crate::fleet::load(home)?) {
-        return Ok(false);
-    }
-    home.ensure()?;
-    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
-    let mut inv = crate::fleet::load(home)?;
-    let changed =
-        inv.add_source(&crate::fleet::hand_installed(key, checkout))? | inv.set_pin(key, None)?;
-    if changed {
-        inv.save()?;
-    }
-    Ok(changed)
-}
-
-/// Forgets an uninstalled source in the inventory (so that `fable apply` does not install it
-/// again); false when the inventory did not list it.
-pub fn forget_source(home: &FableHome, key: &str, lock_wait: Duration) -> Result<bool> {
-    if crate::fleet::load(home)?.source(key).is_none() {
-        return Ok(false);
-    }
-    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
-    let mut inv = crate::fleet::load(home)?;
-    let removed = inv.remove_source(key)?;
-    if removed {
-        inv.save()?;
-    }
-    Ok(removed)
 }

@@ -96,9 +96,9 @@ pub fn preview(
     opts: &SyncOptions,
     progress: &dyn crate::Progress,
 ) -> Result<SyncPreview> {
-    let desired = super::apply::desired_state(home)?;
+    let desired = super::state::desired_state(home)?;
     let old = FleetLock::load(&lock_path(desired.top.path()))?;
-    let (pruned, needs_consent) = super::apply::prune_set(home, &desired)?;
+    let (pruned, needs_consent) = super::state::prune_set(home, &desired)?;
     let mut sources = Vec::new();
     for f in fetch_all(home, &desired, opts, progress)? {
         let pin = old.pin(&f.name);
@@ -133,11 +133,11 @@ pub fn sync_with(
     opts: &SyncOptions,
     progress: &dyn crate::Progress,
 ) -> Result<SyncReport> {
-    let desired = super::apply::desired_state(home)?;
+    let desired = super::state::desired_state(home)?;
     let lock_file = lock_path(desired.top.path());
     let old = FleetLock::load(&lock_file)?;
     // 0. Consent first: a sync of another file must not pin and then refuse to apply.
-    let (_, needs_consent) = super::apply::prune_set(home, &desired)?;
+    let (_, needs_consent) = super::state::prune_set(home, &desired)?;
     if !needs_consent.is_empty() && !opts.allow_unwire {
         return Err(FleetError::NeedsConsent {
             applied: desired.top.path().to_path_buf(),

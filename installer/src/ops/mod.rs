@@ -13,5 +13,6 @@ pub mod profile;
 pub mod repair;
 pub mod resync;
 pub mod rollback;
+pub mod state;
 pub mod status;
 pub mod uninstall;

@@ -139,7 +139,7 @@ pub fn remove(
     });
     let mut unwired = Vec::new();
     if let Some(p) = registered {
-        for key in crate::ops::apply::wired_keys(home)? {
+        for key in crate::ops::state::wired_keys(home)? {
             let source = home.store().read_record(&key)?.and_then(|r| r.source);
             let checkouts: Vec<&std::path::Path> = source.iter().map(PathBuf::as_path).collect();
             let plan = crate::settings::plan::plan_profile(home, &p, &key, None, &checkouts)?;

@@ -147,7 +147,7 @@ pub(crate) fn unwire(home: &FableHome, opts: &UninstallOptions) -> Result<Uninst
 /// again. (An unreadable inventory is left to the step that reads it.)
 fn refuse_included(home: &FableHome, key: &str) -> Result<()> {
     let machine = home.machine();
-    let Ok(desired) = super::apply::desired_state(&machine) else {
+    let Ok(desired) = super::state::desired_state(&machine) else {
         return Ok(());
     };
     match desired.source(key) {

@@ -14,7 +14,8 @@ use fable_snapshot::manifest::{shell_quote, Hook, HookKind, Manifest};
 use fable_snapshot::source_set::{SourceConfig, MANIFEST_PATH};
 
 use crate::home::FableHome;
-use crate::settings::patch::{Desired, DesiredGroup, Ownership};
+use crate::settings::ownership::Ownership;
+use crate::settings::patch::{Desired, DesiredGroup};
 use fable_hosts::{dropped_key_effect, EntrySpec, Host};
 
 pub use super::command::{

@@ -20,8 +20,10 @@ use serde_json::Value;
 
 use fable_hosts::Layout;
 
-use crate::settings::owned::{entry_at, OwnedEntry};
-use crate::settings::patch::{Document, Edit, Ownership};
+use crate::settings::edit::Edit;
+use crate::settings::ownership::Ownership;
+use crate::settings::patch::Document;
+use crate::settings::record::{entry_at, OwnedEntry};
 
 /// What to do to keep a hand edit: fable's entries follow the source's manifest.
 pub const KEEP_IT: &str = "to keep the change, change the source's manifest";
@@ -327,8 +329,9 @@ mod tests {
     }
 
     fn planned(file: &Value, recorded: &Value, wanted: &Value) -> Vec<HandEdit> {
-        use crate::settings::owned::{fingerprint, resolve, Recorded};
+        use crate::settings::owned::resolve;
         use crate::settings::patch::{plan, Desired, DesiredGroup};
+        use crate::settings::record::{fingerprint, Recorded};
         let stored = vec![OwnedEntry {
             key: "k".into(),
             event: "Stop".into(),

@@ -9,13 +9,16 @@
 pub mod backup;
 mod command;
 pub mod desired;
+pub mod edit;
 pub mod fence;
 pub mod hand_edits;
 pub mod owned;
 pub mod owned_file;
 mod owned_shape;
+pub mod ownership;
 pub mod patch;
 pub mod plan;
 mod prints;
+pub mod record;
 pub mod syntax;
 pub mod toml_patch;

@@ -18,7 +18,6 @@ use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
 use crate::settings::fence;
-use crate::settings::plan::ProfilePlan;
 
 /// The file of source `key` in `profile`, when its host keeps one file per source.
 pub fn file_path(profile: &Profile, key: &str) -> Option<PathBuf> {
@@ -34,6 +33,21 @@ pub fn is_owned(profile: &Profile) -> bool {
     matches!(profile.host.storage(), Storage::OwnedFile { .. })
 }
 
+/// The planned content of a file fable owns whole, which the planner
+/// (`settings::plan::ProfilePlan::whole_file`) turns into a profile's plan.
+#[derive(Debug, Clone)]
+pub struct WholeFile {
+    pub path: PathBuf,
+    /// The content when planned (`None`: the file does not exist).
+    pub before: Option<String>,
+    /// The content planned (`None`: the file is removed).
+    pub after: Option<String>,
+    /// The change as an RFC 6902 JSON Patch of the whole document.
+    pub patch: Vec<Value>,
+    pub skipped_events: Vec<String>,
+    pub notes: Vec<String>,
+}
+
 /// Plans source `key`'s file in `profile` so that it holds exactly `manifest`'s entries (or is
 /// gone, when `manifest` is `None` or wires nothing for this host).
 pub(crate) fn plan(
@@ -42,7 +56,7 @@ pub(crate) fn plan(
     key: &str,
     manifest: Option<&Manifest>,
     path: PathBuf,
-) -> Result<ProfilePlan> {
+) -> Result<WholeFile> {
     let host = profile.host;
     let before = fence::read_stamped(&path)?.0;
     let w = match manifest {
@@ -88,10 +102,14 @@ pub(crate) fn plan(
             None => json!({"op": "remove", "path": ""}),
         }]
     };
-    let mut plan = ProfilePlan::whole_file(profile, path, before, after, patch);
-    plan.skipped_events = w.skipped_events;
-    plan.notes = notes;
-    Ok(plan)
+    Ok(WholeFile {
+        path,
+        before,
+        after,
+        patch,
+        skipped_events: w.skipped_events,
+        notes,
+    })
 }
 
 /// The file's content as the patch shows it: its JSON value, or its text.

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::settings::patch::Edit;
+use crate::settings::edit::Edit;
 use fable_hosts::Layout;
 
 /// What sits at one position after the edits.

@@ -15,10 +15,11 @@ use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::desired as wiring;
 use crate::settings::hand_edits::{self, HandEdit};
-use crate::settings::owned::{self, OwnedEntry, Recorded};
-use crate::settings::patch::{
-    apply_and_verify, plan, shifted_foreign, Desired, Document, Ownership,
-};
+use crate::settings::owned;
+use crate::settings::owned_file::WholeFile;
+use crate::settings::ownership::Ownership;
+use crate::settings::patch::{apply_and_verify, plan, shifted_foreign, Desired, Document};
+use crate::settings::record::{Claims, OwnedEntry, Recorded};
 use crate::settings::syntax::Syntax;
 
 /// The planned change to one profile's hook file.
@@ -53,20 +54,22 @@ pub struct ProfilePlan {
 
 impl ProfilePlan {
     /// The plan of a file fable owns whole (`settings::owned_file`): `after` `None` removes it.
-    pub(crate) fn whole_file(
-        profile: &Profile,
-        path: PathBuf,
-        before: Option<String>,
-        after: Option<String>,
-        patch: Vec<Value>,
-    ) -> ProfilePlan {
+    pub(crate) fn whole_file(profile: &Profile, planned: WholeFile) -> ProfilePlan {
+        let WholeFile {
+            path,
+            before,
+            after,
+            patch,
+            skipped_events,
+            notes,
+        } = planned;
         ProfilePlan {
             profile: profile.clone(),
             before: before.map(Arc::from),
             after: Arc::from(after.clone().unwrap_or_default()),
             patch,
-            skipped_events: Vec::new(),
-            notes: Vec::new(),
+            skipped_events,
+            notes,
             shifted: Vec::new(),
             hand_edits: Vec::new(),
             desired: Desired::default(),
@@ -188,7 +191,8 @@ pub fn plan_profile_with(
     base: &Ownership,
 ) -> Result<ProfilePlan> {
     if let Some(path) = crate::settings::owned_file::file_path(profile, key) {
-        return crate::settings::owned_file::plan(home, profile, key, manifest, path);
+        let planned = crate::settings::owned_file::plan(home, profile, key, manifest, path)?;
+        return Ok(ProfilePlan::whole_file(profile, planned));
     }
     // Read once per version of the file in an apply (`crate::memo::read`).
     let before = crate::memo::read("settings text", &profile.path, || {
@@ -239,7 +243,7 @@ pub fn plan_profile_with(
 type Resolved = (
     Rc<Document>,
     Arc<Vec<OwnedEntry>>,
-    Arc<owned::Claims>,
+    Arc<Claims>,
     Arc<Vec<OwnedEntry>>,
 );
 
@@ -290,7 +294,7 @@ fn edit(
         |(d, s, _, _): &Resolved| Rc::ptr_eq(d, &doc) && Arc::ptr_eq(s, &stored),
         || {
             let claims = owned::resolve_with(&doc.value, layout, &stored, &prints);
-            let claims = owned::Claims::of_document(claims, &doc.value, layout);
+            let claims = Claims::of_document(claims, &doc.value, layout);
             let kept = if claims.list() == stored.as_slice() {
                 Arc::clone(&stored)
             } else {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use fable_hosts::Layout;
 
-use super::owned::{entries, fingerprint};
+use super::record::{entries, fingerprint};
 
 /// Files remembered per process (a machine has a handful of profiles).
 const REMEMBERED: usize = 32;

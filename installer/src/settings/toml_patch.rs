@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
 use crate::error::{Error, Result};
-use crate::settings::patch::Edit;
+use crate::settings::edit::Edit;
 
 /// The engine's view of a TOML hook file (see the module documentation), with empty event
 /// lists and an empty `hooks` left out.

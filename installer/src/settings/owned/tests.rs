@@ -1,4 +1,5 @@
 use super::*;
+use crate::settings::record::{entry_at, Claims, Recorded};
 use serde_json::json;
 
 fn rec(key: &str, event: &str, group: usize, entry: usize, v: &Value) -> OwnedEntry {

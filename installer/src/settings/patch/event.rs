@@ -9,8 +9,10 @@
 
 use serde_json::Value;
 
-use super::{group_value, DesiredGroup, Document, Edit, Ownership};
-use crate::settings::owned;
+use super::{group_value, DesiredGroup, Document};
+use crate::settings::edit::Edit;
+use crate::settings::ownership::Ownership;
+use crate::settings::record;
 use fable_hosts::Layout;
 
 /// One of our entries in the file.
@@ -112,12 +114,12 @@ fn collect_owned<'a>(
 ) -> (Vec<Owned<'a>>, Vec<usize>) {
     let mut owned = Vec::new();
     // Claims indexed against this document name the only entries this source can own: every
-    // other entry is another installed source's (`owned::Claims`).
+    // other entry is another installed source's (`record::Claims`).
     let open = std::iter::once(own.record.key.as_str())
         .chain(own.record.orphans().iter().map(String::as_str));
     if let Some((sizes, candidates)) = own.record.indexed_claims().candidates(event, open) {
         for (gi, hi) in candidates {
-            let Some((matcher, e)) = owned::in_items(items, layout, gi, hi) else {
+            let Some((matcher, e)) = record::in_items(items, layout, gi, hi) else {
                 continue;
             };
             if own.owns_at(event, gi, hi, e) {
