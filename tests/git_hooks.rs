@@ -823,3 +823,40 @@ fn an_explicit_repo_wins_over_an_exported_git_dir() {
     );
     assert_eq!(tree_listing(&named.join(".git/hooks")), before);
 }
+
+#[test]
+fn install_git_hooks_records_the_target_which_apply_keeps_and_uninstall_forgets() {
+    let env = TestEnv::new();
+    let src = hook_source(&env);
+    let dir = repo(&env, "app");
+    install_json(&env, &dir, &src);
+    let inventory = env.fable_home.join("fleet.toml");
+    let text = std::fs::read_to_string(&inventory).unwrap();
+    assert!(text.contains("[[git]]"), "{text}");
+    let top = dir.canonicalize().unwrap();
+    assert!(
+        text.contains(&format!("repo = \"{}\"", top.display())),
+        "{text}"
+    );
+    // The reconcile owns it now: nothing to do while converged ...
+    let dry = env.json(["apply", "--dry-run", "--json"]);
+    assert_eq!(dry["would_change"], false, "{dry}");
+    // ... and a shim removed behind fable's back comes back with the next apply.
+    let shim = top.join(".git/hooks/pre-commit");
+    assert!(shim.exists());
+    std::fs::remove_file(&shim).unwrap();
+    env.ok(["apply"]);
+    assert!(
+        shim.exists(),
+        "apply did not converge the recorded git target"
+    );
+    assert!(commit(&env, &dir, "a.txt").status.success());
+    assert_eq!(marker_lines(&env), vec!["fable app"]);
+    // Uninstalling the git hooks forgets the target; the source stays listed.
+    env.ok(["uninstall", "git-hooks", s(&dir), "--source", s(&src)]);
+    let text = std::fs::read_to_string(&inventory).unwrap();
+    assert!(!text.contains("[[git]]"), "{text}");
+    assert!(text.contains("[[source]]"), "{text}");
+    env.ok(["apply"]);
+    assert!(!shim.exists(), "a forgotten target was wired again");
+}

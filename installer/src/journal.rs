@@ -95,17 +95,17 @@ pub fn interrupted(home: &FableHome) -> Vec<(PathBuf, Option<Intent>)> {
     out
 }
 
-/// Temp files of journals whose write was cut off (`.NAME.fable-tmp-PID-N`, never renamed into
-/// place) by another process. Journals are written under the install lock, so once a caller
-/// holds it every such file is abandoned: one still being written is renamed (and gone) before
-/// the lock is free.
+/// Temp files whose write another process began under the install lock and a kill cut off
+/// (`.NAME.fable-tmp-PID-N`, never renamed into place): in the journal directory and beside
+/// the ownership records, the two places only writers holding the lock write to. Once a caller
+/// holds the lock every such file is abandoned: one still being written is renamed (and gone)
+/// before the lock is free. (The doctor's `home.stale_temp` finds them too, a minute later.)
 pub fn cut_off_writes(home: &FableHome) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(home.journal_dir()) else {
-        return Vec::new();
-    };
     let me = std::process::id() as i32;
-    let mut out: Vec<PathBuf> = rd
-        .flatten()
+    let mut out: Vec<PathBuf> = [home.journal_dir(), home.root().join("owned")]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|rd| rd.flatten())
         .filter(|e| {
             e.file_name()
                 .to_str()
@@ -169,7 +169,10 @@ mod tests {
         for p in [&theirs, &ours] {
             std::fs::write(p, b"{").unwrap();
         }
-        assert_eq!(cut_off_writes(&home), vec![theirs]);
+        let record = home.root().join("owned/.p.json.fable-tmp-999998-1");
+        std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+        std::fs::write(&record, b"{").unwrap();
+        assert_eq!(cut_off_writes(&home), vec![theirs, record]);
         assert_eq!(interrupted(&home).len(), 1, "the temp file is no journal");
     }
 }

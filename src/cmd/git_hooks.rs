@@ -2,12 +2,15 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Args;
 
+use fable_installer::fleet::inventory::GitTarget;
 use fable_installer::git::GitReport;
 use fable_installer::ops::git_hooks::{
     install_git_hooks, uninstall_git_hooks, InstallGitHooks, UninstallGitHooks,
 };
+use fable_installer::ops::state::{forget_git, record_git};
 use fable_installer::FableHome;
 
 use crate::cli::Run;
@@ -140,6 +143,28 @@ impl Run for InstallGitHooksArgs {
             }
         }
         let report = install_git_hooks(&home, &req)?;
+        // The edit of the desired state: `fable apply` keeps this target converged from now on
+        // (a global core.hooksPath is no one repository's target, and is not recorded).
+        if !report.dry_run && !req.global {
+            if let Some(repo) = &report.repo {
+                let checkout = home
+                    .store()
+                    .read_record(&report.key)?
+                    .and_then(|r| r.source);
+                let target = GitTarget {
+                    repo: repo.clone(),
+                    source: report.key.clone(),
+                    hooks_path: req.hooks_path,
+                };
+                record_git(
+                    &home,
+                    &target,
+                    checkout.as_deref(),
+                    fable_installer::lock::wait(),
+                )
+                .context("installed, but cannot record the git target in the inventory")?;
+            }
+        }
         if self.json {
             let changed = crate::json::Changed::of(report.changed, report.dry_run);
             return crate::json::print(&report, 0, changed);
@@ -213,6 +238,10 @@ impl Run for UninstallGitHooksArgs {
                 dry_run: self.dry_run,
             },
         )?;
+        if let (false, Some(repo)) = (report.dry_run, &report.repo) {
+            forget_git(&home, &report.key, repo, fable_installer::lock::wait())
+                .context("uninstalled, but cannot forget the git target in the inventory")?;
+        }
         if self.json {
             let changed = crate::json::Changed::of(report.changed, report.dry_run);
             return crate::json::print(&report, 0, changed);

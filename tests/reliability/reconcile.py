@@ -74,6 +74,20 @@ def check(sb, wanted, versions, i):
     left = sorted(k for k in os.listdir(store) if os.path.isdir(os.path.join(store, k))) if os.path.isdir(store) else []
     if set(left) != set(wanted):
         bad.append(f"store holds {left}, the inventory names {sorted(wanted)}")
+    odir = os.path.join(sb.fable_home, "owned")
+    for rec in (os.listdir(odir) if os.path.isdir(odir) else []):
+        if ".fable-tmp-" in rec:
+            bad.append(f"a cut-off write of an ownership record is left: {rec}")
+            continue
+        if not rec.endswith(".json"):
+            continue
+        with open(os.path.join(odir, rec)) as f:
+            recorded = {e["key"] for e in json.load(f).get("entries", [])}
+        if not recorded <= set(wanted):
+            bad.append(f"ownership record {rec} names {sorted(recorded - set(wanted))}, not in the inventory")
+    with open(os.path.join(sb.fable_home, "fleet.toml")) as f:
+        if f.read().count("# kept") != len(wanted):
+            bad.append("the inventory's comments were not kept")
     jdir = os.path.join(sb.fable_home, "journal")
     journals = os.listdir(jdir) if os.path.isdir(jdir) else []
     if journals:
@@ -130,7 +144,7 @@ def reconcile(kills, seed):
                 continue
             check(sb, wanted, versions, i)
         print(f"reconcile: {kills} kills of `fable apply` ({killed_mid} while it ran, final window "
-              f"{window*1000:.0f} ms), each followed by one apply and checked: profiles, store, journals, status")
+              f"{window*1000:.0f} ms), each followed by one apply and checked: profiles, store, ownership records, inventory, journals, status")
     finally:
         sb.close()
 

@@ -251,6 +251,60 @@ impl Inventory {
         Ok(true)
     }
 
+    /// Records a git target (`fable install git-hooks`); false when one for the same repository
+    /// and source is already there (its `hooks_path` is then updated in place if it differs).
+    pub fn add_git(&mut self, g: &GitTarget) -> Result<bool> {
+        if let Some(idx) = self
+            .git
+            .iter()
+            .position(|t| t.repo == g.repo && t.source == g.source)
+        {
+            if self.git[idx].hooks_path == g.hooks_path {
+                return Ok(false);
+            }
+            if let Some(t) = self.tables_mut("git")?.get_mut(idx) {
+                match g.hooks_path {
+                    true => {
+                        t.insert("hooks_path", toml_edit::value(true));
+                    }
+                    false => {
+                        t.remove("hooks_path");
+                    }
+                }
+            }
+            self.git[idx].hooks_path = g.hooks_path;
+            return Ok(true);
+        }
+        let mut t = Table::new();
+        t.insert(
+            "repo",
+            toml_edit::value(g.repo.to_string_lossy().into_owned()),
+        );
+        t.insert("source", toml_edit::value(&g.source));
+        if g.hooks_path {
+            t.insert("hooks_path", toml_edit::value(true));
+        }
+        self.tables_mut("git")?.push(t);
+        self.git.push(g.clone());
+        Ok(true)
+    }
+
+    /// Forgets the git targets of source `source` (in repository `repo` only, when given);
+    /// false when there were none.
+    pub fn remove_git(&mut self, source: &str, repo: Option<&Path>) -> Result<bool> {
+        let mut removed = false;
+        while let Some(idx) = self
+            .git
+            .iter()
+            .rposition(|t| t.source == source && repo.is_none_or(|r| t.repo == r))
+        {
+            self.remove_table("git", idx);
+            self.git.remove(idx);
+            removed = true;
+        }
+        Ok(removed)
+    }
+
     /// True when `host` is wired by this inventory's `[defaults] hosts` and `[hosts.H]`.
     pub fn wires(&self, host: Host) -> bool {
         self.hosts.as_ref().is_none_or(|h| h.contains(&host))

@@ -70,7 +70,8 @@ pub struct ApplyReport {
     /// machine's inventory instead of pruned (once, when `applied.json` is migrated).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub adopted: Vec<String>,
-    /// Journals of interrupted operations this reconcile completed, removed.
+    /// Journals of interrupted operations this reconcile completed, and temp files of journals
+    /// or ownership records whose write a kill cut off, removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub journals_cleared: Vec<PathBuf>,
 }
@@ -353,7 +354,7 @@ fn clear_journals(
     lock_wait: Duration,
 ) -> Result<Vec<PathBuf>> {
     let left = crate::journal::interrupted(home);
-    // A journal whose own write was cut off never named anything: nothing to complete.
+    // A journal or record whose own write was cut off holds nothing anyone reads.
     let cut_off = crate::journal::cut_off_writes(home);
     if left.is_empty() && cut_off.is_empty() {
         return Ok(Vec::new());

@@ -2,15 +2,15 @@
 //! reconcile"): the desired state ([`desired_state`]: the inventory and every file it
 //! includes), the actual state ([`wired_keys`]: what is wired, read from the store and the
 //! ownership records, never remembered), the prune set between them ([`prune_set`]), and the
-//! two edits of the desired state the imperative commands make ([`record_source`],
-//! [`forget_source`]). `ops::apply` plans and writes from them.
+//! edits of the desired state the imperative commands make ([`record_source`],
+//! [`forget_source`], [`record_git`], [`forget_git`]). `ops::apply` plans and writes from them.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::error::Result;
 use crate::fleet::desired::{layered, DesiredState};
-use crate::fleet::inventory::Inventory;
+use crate::fleet::inventory::{GitTarget, Inventory};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
 
@@ -86,7 +86,59 @@ pub fn forget_source(home: &FableHome, key: &str, lock_wait: Duration) -> Result
     }
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let mut inv = crate::fleet::load(home)?;
+    // Its git targets go with it: a `[[git]]` may only name a source the inventory has.
+    inv.remove_git(key, None)?;
     let removed = inv.remove_source(key)?;
+    if removed {
+        inv.save()?;
+    }
+    Ok(removed)
+}
+
+/// Records a git target `fable install git-hooks` installed (under the install lock, comments
+/// kept), so that `fable apply` keeps it converged: the source first when the inventory does
+/// not list it yet. False when the inventory already said so, or when the source cannot be
+/// an inventory source (then nothing is recorded).
+pub fn record_git(
+    home: &FableHome,
+    target: &GitTarget,
+    checkout: Option<&std::path::Path>,
+    lock_wait: Duration,
+) -> Result<bool> {
+    let listed = |inv: &Inventory| {
+        inv.git.iter().any(|g| {
+            g.repo == target.repo && g.source == target.source && g.hooks_path == target.hooks_path
+        })
+    };
+    if !crate::fleet::inventory::valid_name(&target.source) || listed(&crate::fleet::load(home)?) {
+        return Ok(false);
+    }
+    home.ensure()?;
+    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
+    let mut inv = crate::fleet::load(home)?;
+    let mut changed = inv.add_source(&crate::fleet::hand_installed(&target.source, checkout))?;
+    changed |= inv.add_git(target)?;
+    if changed {
+        inv.save()?;
+    }
+    Ok(changed)
+}
+
+/// Forgets the git target of `source` in `repo` (`fable uninstall git-hooks`); false when the
+/// inventory did not list it.
+pub fn forget_git(
+    home: &FableHome,
+    source: &str,
+    repo: &std::path::Path,
+    lock_wait: Duration,
+) -> Result<bool> {
+    let listed = |inv: &Inventory| inv.git.iter().any(|g| g.source == source && g.repo == repo);
+    if !listed(&crate::fleet::load(home)?) {
+        return Ok(false);
+    }
+    let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
+    let mut inv = crate::fleet::load(home)?;
+    let removed = inv.remove_git(source, Some(repo))?;
     if removed {
         inv.save()?;
     }
