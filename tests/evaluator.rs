@@ -1518,6 +1518,21 @@ fn a_stale_lock_whose_pid_was_reused_is_recovered() {
     let pid = reuser.id();
     // The crashed holder recorded another start time than the live process has.
     std::fs::write(&lock, format!("{pid} 1-123-0 1\n")).unwrap();
+    if cfg!(feature = "portable") {
+        // The portable build reads no start time (docs/design.md, "Portability"): the
+        // recorded one cannot be compared, so the lock of a live pid is respected while young
+        // and stale only past the age bound, as an old-format lock.
+        let o = p
+            .env
+            .fable()
+            .current_dir(&p.root)
+            .args(["state", "--sync"])
+            .env("FABLE_LOCK_WAIT_MS", "50")
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 5, "respected while young: {}", stderr(&o));
+        age_an_hour(&lock);
+    }
     let o = p.hook("post-tool-use", p.write_payload());
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(p.state()["mutationGeneration"], 1, "{}", stderr(&o));
@@ -1542,17 +1557,22 @@ fn a_stale_lock_whose_pid_was_reused_is_recovered() {
         "{}",
         stderr(&o)
     );
-    std::fs::File::options()
-        .write(true)
-        .open(&lock)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
-        .unwrap();
+    age_an_hour(&lock);
     let o = p.cmd(&["state", "--sync"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(!lock.exists());
     reuser.kill().unwrap();
     reuser.wait().unwrap();
+}
+
+/// Sets `path`'s mtime an hour back (past every lock's age bound).
+fn age_an_hour(path: &std::path::Path) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
 }
 
 #[test]
