@@ -98,12 +98,15 @@ pub fn check_dir_meta(path: &Path) -> Result<Option<fs::Metadata>> {
     }
 }
 
-/// Creates the directory `path` (not its parents) unless it already is a real directory.
+/// Creates the directory `path` (not its parents) unless it already is a real directory, mode
+/// 0755 at most whatever the umask (`.fable/` and `pending-mutations/`: no one else may write
+/// the evaluator's control files).
 pub fn ensure_dir(path: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
     if check_dir(path)? {
         return Ok(());
     }
-    match fs::create_dir(path) {
+    match fs::DirBuilder::new().mode(0o755).create(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             if check_dir(path)? {
@@ -201,7 +204,8 @@ pub fn unique_name_of(pid: u32, prefix: &str, suffix: &str) -> String {
     format!("{prefix}{pid}-{nanos}-{n}{suffix}")
 }
 
-/// Creates a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) with mode 0644.
+/// Creates a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) with mode 0644 (at most:
+/// the umask can only take bits away).
 pub fn create_new(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .write(true)

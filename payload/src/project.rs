@@ -126,9 +126,15 @@ impl Project {
     pub fn lock_path(&self) -> PathBuf {
         self.fable_dir.join("state.lock")
     }
+    /// `.fable/stop-blocks.json` ([`crate::stop_count`]).
+    pub fn stop_blocks_path(&self) -> PathBuf {
+        self.fable_dir.join(crate::stop_count::FILE)
+    }
 
-    /// Checks every lifecycle path: `.fable` a real directory; state, ledger and lock regular
-    /// files (or absent); the debt directory a real directory (or absent).
+    /// Checks every lifecycle path: `.fable` a real directory of this user that no one else can
+    /// write; state, ledger, lock and blocked-stop count regular files (or absent); the debt
+    /// directory a real directory (or absent). Every check is an `lstat`: a FIFO is never
+    /// opened, so it cannot hang the hook.
     pub fn check_safe(&self) -> Result<()> {
         self.checked().map(|_| ())
     }
@@ -145,9 +151,17 @@ impl Project {
                 owner,
             });
         }
+        let mode = std::os::unix::fs::PermissionsExt::mode(&md.permissions()) & 0o7777;
+        if mode & 0o022 != 0 {
+            return Err(Error::Writable {
+                path: self.fable_dir.clone(),
+                mode,
+            });
+        }
         let state = check_file(&self.state_path())?;
         let ledger = check_file(&self.ledger_path())?;
         check_file(&self.lock_path())?;
+        check_file(&self.stop_blocks_path())?;
         check_dir(&debt::dir(&self.fable_dir))?;
         Ok(Checked { state, ledger })
     }

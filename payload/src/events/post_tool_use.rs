@@ -325,7 +325,12 @@ pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) 
         }
         Ok(_) => Verdict::Allow,
         Err(e) => {
-            if mutation && !matches!(e, Error::Unsafe { .. } | Error::Foreign { .. }) {
+            if mutation
+                && !matches!(
+                    e,
+                    Error::Unsafe { .. } | Error::Foreign { .. } | Error::Writable { .. }
+                )
+            {
                 match debt::leave_token(&project.fable_dir, &project.workspace_id, cfg.durable) {
                     Ok(_) => Verdict::Note(format!(
                         "[fable] state not updated ({e}); the mutation was recorded as debt in .fable/{}/",
