@@ -40,6 +40,7 @@ pub mod alloc;
 pub mod bytescan;
 pub mod debt;
 pub use fable_snapshot::digest;
+pub mod dir;
 pub mod discovery;
 pub mod error;
 pub mod events;

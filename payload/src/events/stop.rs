@@ -134,7 +134,9 @@ fn gate_into(project: &Project, input: &Input, event: Event, seen: &mut Seen) ->
             return block(event, e.to_string());
         }
     };
-    let debt = debt::snapshot(&project.fable_dir, &project.workspace_id);
+    let debt = project
+        .dir()
+        .and_then(|d| debt::snapshot_in(d, &project.workspace_id));
     seen.debt = Some(debt.as_ref().ok().map(debt::Snapshot::outstanding));
     match debt {
         Err(e) => {
