@@ -4,8 +4,10 @@
 //! when present. Symlinks, dangling links and special files are refused *before* their contents
 //! are read or written: every check uses `symlink_metadata` (never follows a link) and every
 //! open adds `O_NOFOLLOW` (plus `O_NONBLOCK` for reads, so a FIFO swapped in after the check
-//! cannot hang the hook) and re-checks the opened file with `fstat`. This is static path
-//! validation; a concurrent replacement between check and open is outside the guarantee.
+//! cannot hang the hook) and re-checks the opened file with `fstat`. The control files of a
+//! project's `.fable/` go further: they are reached through a descriptor of `.fable` opened with
+//! `O_NOFOLLOW` ([`crate::dir`], [`read_in`], [`write_atomic_in`]), so a `.fable` swapped for a
+//! link between check and use cannot redirect them.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};

@@ -139,11 +139,7 @@ pub fn shell_targets(command: &str) -> Vec<String> {
 /// before it does not end in `<` (an input or a here-string) and is not `<&`.
 fn writes(src: &str, start: usize) -> bool {
     let before = src[..start].trim_end_matches([' ', '\t']);
-    match before.as_bytes() {
-        [.., b'<'] => false,
-        [.., b'<', b'&'] => false,
-        _ => true,
-    }
+    !matches!(before.as_bytes(), [.., b'<'] | [.., b'<', b'&'])
 }
 
 /// Adds the control paths the simple command `words` writes to `out`.
