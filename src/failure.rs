@@ -244,6 +244,7 @@ fn payload(e: &fable_payload::Error) -> Classified {
         E::Io { path, .. } => some("io", path),
         E::Unsafe { path, .. } => some("unsafe_path", path),
         E::Foreign { path, .. } => some("foreign", path),
+        E::Writable { path, .. } => some("unsafe_path", path),
         E::InstallHome(_) => bare("install_home"),
         E::InvalidState { path, .. } => some("invalid_state", path),
         E::LockBusy { path, .. } => some("lock_busy", path),

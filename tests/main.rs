@@ -4,6 +4,7 @@
 mod util;
 
 mod codex_trust;
+mod control_files;
 mod doctor;
 mod evaluator;
 mod fleet;

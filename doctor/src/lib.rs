@@ -52,12 +52,15 @@ impl Default for DoctorOptions {
 
 /// Order of the groups in the report.
 const GROUPS: &[&str] = &[
-    "home", "source", "profile", "git", "journal", "gc", "fix", "probe",
+    "home", "project", "source", "profile", "git", "journal", "gc", "fix", "probe",
 ];
 
 /// One read-only pass of every check except the probes.
 fn check_pass(home: &FableHome) -> (Vec<Finding>, Vec<Profile>, Vec<std::path::PathBuf>) {
     let mut findings = checks::check_home(home);
+    if let Ok(cwd) = std::env::current_dir() {
+        findings.extend(checks::check_project_state(&cwd, home));
+    }
     let profiles = match profiles::discover(home) {
         Ok(p) => p,
         Err(e) => {

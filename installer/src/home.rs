@@ -145,7 +145,9 @@ impl FableHome {
         // SAFETY: geteuid has no preconditions and cannot fail.
         let me = unsafe { libc::geteuid() };
         for dir in [self.root.clone(), self.store().sources_dir()] {
-            let Ok(md) = std::fs::symlink_metadata(&dir) else {
+            // Followed: a symlinked FABLE_HOME is judged by its target (the link's own mode is
+            // always 0777 and cannot be changed), as the doctor judges it.
+            let Ok(md) = std::fs::metadata(&dir) else {
                 continue;
             };
             let fix = format!(

@@ -16,10 +16,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
+use crate::dir::Dir;
 use crate::error::{Error, Result};
-use crate::fs_safety::{self, check_dir, create_new, kind, unique_name, Kind};
+use crate::fs_safety::{self, unique_name, Kind};
 
 /// The debt directory's name inside `.fable/`.
 pub const DIR: &str = "pending-mutations";
@@ -33,28 +34,51 @@ pub fn dir(fable_dir: &Path) -> PathBuf {
 
 /// Leaves one token holding `workspace_id`. Returns its path.
 pub fn leave_token(fable_dir: &Path, workspace_id: &str, durable: bool) -> Result<PathBuf> {
-    let d = dir(fable_dir);
-    fs_safety::ensure_dir(&d)?;
+    leave_token_in(&Dir::open(fable_dir)?, workspace_id, durable)
+}
+
+/// [`leave_token`] in the open `.fable` directory `fable`: `pending-mutations/` created (0755
+/// at most) and opened relative to it without following a link, the token written there.
+pub fn leave_token_in(fable: &Dir, workspace_id: &str, durable: bool) -> Result<PathBuf> {
+    let d = fable.ensure_dir(DIR)?;
     let name = unique_name("", ".token");
-    let tmp = d.join(format!(".tmp-{name}"));
+    let tmp = format!(".tmp-{name}");
     let fin = d.join(&name);
     let r = (|| {
-        let mut f = create_new(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+        let mut f = d
+            .create_new(&tmp)
+            .map_err(|e| Error::io("create", &d.join(&tmp), e))?;
         f.write_all(format!("{workspace_id}\n").as_bytes())
-            .map_err(|e| Error::io("write", &tmp, e))?;
+            .map_err(|e| Error::io("write", &d.join(&tmp), e))?;
         if durable {
-            f.sync_all().map_err(|e| Error::io("sync", &tmp, e))?;
+            f.sync_all()
+                .map_err(|e| Error::io("sync", &d.join(&tmp), e))?;
         }
-        std::fs::rename(&tmp, &fin).map_err(|e| Error::io("rename", &fin, e))?;
+        d.rename(&tmp, &name)
+            .map_err(|e| Error::io("rename", &fin, e))?;
         if durable {
-            fs_safety::sync_dir(&d)?;
+            d.sync()?;
         }
         Ok(fin.clone())
     })();
     if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = d.unlink(&tmp);
     }
     r
+}
+
+/// Removes the tokens a committed transaction folded, relative to the open `.fable` (a
+/// `pending-mutations` that is no longer a real directory is left alone).
+pub fn remove_folded(fable: &Dir, snap: &Snapshot) {
+    if snap.foldable.is_empty() {
+        return;
+    }
+    let Ok(d) = fable.open_dir(DIR) else { return };
+    for p in &snap.foldable {
+        if let Some(name) = p.file_name().and_then(|n| n.to_str()) {
+            let _ = d.unlink(name);
+        }
+    }
 }
 
 fn valid_token_name(name: &str) -> bool {
@@ -66,11 +90,6 @@ fn valid_token_name(name: &str) -> bool {
         && parts
             .iter()
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
-fn age(path: &Path) -> Option<Duration> {
-    let md = std::fs::symlink_metadata(path).ok()?;
-    SystemTime::now().duration_since(md.modified().ok()?).ok()
 }
 
 /// A snapshot of the debt directory.
@@ -91,33 +110,49 @@ impl Snapshot {
 
 /// Validates every entry of the debt directory of `fable_dir` for `workspace_id`.
 pub fn snapshot(fable_dir: &Path, workspace_id: &str) -> Result<Snapshot> {
-    let d = dir(fable_dir);
+    snapshot_in(&Dir::open(fable_dir)?, workspace_id)
+}
+
+/// [`snapshot`] of the open `.fable` directory `fable`: `pending-mutations/` opened relative
+/// to it without following a link, each entry stat'ed and read relative to that.
+pub fn snapshot_in(fable: &Dir, workspace_id: &str) -> Result<Snapshot> {
     let debt_err = |p: &Path, r: String| Error::Debt {
         path: p.to_path_buf(),
         reason: r,
     };
-    match check_dir(&d) {
-        Ok(true) => {}
-        Ok(false) => return Ok(Snapshot::default()),
-        Err(Error::Unsafe { what, .. }) => return Err(debt_err(&d, what)),
-        Err(e) => return Err(e),
-    }
+    let d = match fable.kind(DIR)? {
+        Kind::Missing => return Ok(Snapshot::default()),
+        Kind::Dir => match fable.open_dir(DIR) {
+            Ok(d) => d,
+            Err(Error::Unsafe { path, what }) => return Err(debt_err(&path, what)),
+            Err(e) => return Err(e),
+        },
+        k => {
+            return Err(debt_err(
+                &fable.join(DIR),
+                format!("is {}, expected a real directory", fs_safety::describe(k)),
+            ))
+        }
+    };
     let mut snap = Snapshot::default();
-    let rd = std::fs::read_dir(&d).map_err(|e| Error::io("read directory", &d, e))?;
-    let mut entries: Vec<PathBuf> = Vec::new();
-    for e in rd {
-        let e = e.map_err(|e| Error::io("read directory", &d, e))?;
-        entries.push(e.path());
-    }
-    entries.sort();
-    for p in entries {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match kind(&p)? {
+    let mut names: Vec<String> = d
+        .names()
+        .map_err(|e| Error::io("read directory", d.path(), e))?
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_secs() as i64);
+    for name in names {
+        let p = d.join(&name);
+        let Some(st) = d.stat_at(&name)? else {
+            continue; // folded by a concurrent transaction just now
+        };
+        match st.kind {
             Kind::File => {}
-            Kind::Missing => continue, // folded by a concurrent transaction just now
+            Kind::Missing => continue,
             Kind::Symlink => return Err(debt_err(&p, "token is a symbolic link".into())),
             Kind::Dir => return Err(debt_err(&p, "token is a directory".into())),
             Kind::Special => return Err(debt_err(&p, "token is a special file".into())),
@@ -126,7 +161,7 @@ pub fn snapshot(fable_dir: &Path, workspace_id: &str) -> Result<Snapshot> {
             if !valid_token_name(real) {
                 return Err(debt_err(&p, "unexpected temporary entry".into()));
             }
-            if age(&p).is_some_and(|a| a > ABANDONED_TMP) {
+            if now.saturating_sub(st.mtime) > ABANDONED_TMP.as_secs() as i64 {
                 snap.foldable.push(p);
             } else {
                 snap.in_progress += 1;
@@ -136,7 +171,7 @@ pub fn snapshot(fable_dir: &Path, workspace_id: &str) -> Result<Snapshot> {
         if !valid_token_name(&name) {
             return Err(debt_err(&p, "malformed token name".into()));
         }
-        let content = match fs_safety::read_file(&p, 256) {
+        let content = match fs_safety::read_in(&d, &name, 256) {
             Ok(Some(c)) => c,
             Ok(None) => continue,
             Err(_) => return Err(debt_err(&p, "unreadable or oversized token".into())),

@@ -32,6 +32,22 @@ pub enum Error {
         /// Its owner's uid.
         owner: u32,
     },
+    /// `.fable` is writable by its group or by everyone: another user could change the
+    /// evaluator's control files (or swap them for links, FIFOs or directories) and switch the
+    /// Stop gate off.
+    #[error(
+        "{} is mode {mode:04o}: other users can write the evaluator's control files (state, \
+         stop-block counts, pending mutations, the lock) and switch the Stop gate off; fix: \
+         `chmod go-w '{}'`",
+        path.display(),
+        path.display()
+    )]
+    Writable {
+        /// The `.fable` directory.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// fable's install home (`FABLE_HOME`) was about to be used as a project's state.
     #[error("{0}")]
     InstallHome(String),

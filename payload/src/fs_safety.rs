@@ -4,8 +4,10 @@
 //! when present. Symlinks, dangling links and special files are refused *before* their contents
 //! are read or written: every check uses `symlink_metadata` (never follows a link) and every
 //! open adds `O_NOFOLLOW` (plus `O_NONBLOCK` for reads, so a FIFO swapped in after the check
-//! cannot hang the hook) and re-checks the opened file with `fstat`. This is static path
-//! validation; a concurrent replacement between check and open is outside the guarantee.
+//! cannot hang the hook) and re-checks the opened file with `fstat`. The control files of a
+//! project's `.fable/` go further: they are reached through a descriptor of `.fable` opened with
+//! `O_NOFOLLOW` ([`crate::dir`], [`read_in`], [`write_atomic_in`]), so a `.fable` swapped for a
+//! link between check and use cannot redirect them.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -59,7 +61,7 @@ pub fn inspect(path: &Path) -> Result<(Kind, Option<fs::Metadata>)> {
     }
 }
 
-fn describe(k: Kind) -> &'static str {
+pub(crate) fn describe(k: Kind) -> &'static str {
     match k {
         Kind::Missing => "missing",
         Kind::File => "a regular file",
@@ -98,12 +100,15 @@ pub fn check_dir_meta(path: &Path) -> Result<Option<fs::Metadata>> {
     }
 }
 
-/// Creates the directory `path` (not its parents) unless it already is a real directory.
+/// Creates the directory `path` (not its parents) unless it already is a real directory, mode
+/// 0755 at most whatever the umask (`.fable/` and `pending-mutations/`: no one else may write
+/// the evaluator's control files).
 pub fn ensure_dir(path: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
     if check_dir(path)? {
         return Ok(());
     }
-    match fs::create_dir(path) {
+    match fs::DirBuilder::new().mode(0o755).create(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             if check_dir(path)? {
@@ -131,7 +136,7 @@ pub fn read_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
 /// [`read_file`] refuses one swapped in between its own check and open. `Ok(None)` when it has
 /// been removed since.
 pub fn read_checked_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
-    let mut file = match OpenOptions::new()
+    let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
@@ -143,6 +148,26 @@ pub fn read_checked_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
         }
         Err(e) => return Err(Error::io("open", path, e)),
     };
+    read_opened(file, path, max)
+}
+
+/// Reads the file `name` of `dir` as [`read_checked_file`] does (`O_NOFOLLOW | O_NONBLOCK`,
+/// re-checked with fstat): `Ok(None)` when absent, a link or special file refused unread.
+pub fn read_in(dir: &crate::dir::Dir, name: &str, max: u64) -> Result<Option<Vec<u8>>> {
+    let path = dir.join(name);
+    let file = match dir.open_at(name, libc::O_RDONLY | libc::O_NONBLOCK, 0) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Error::unsafe_path(&path, "is a symbolic link"))
+        }
+        Err(e) => return Err(Error::io("open", &path, e)),
+    };
+    read_opened(file, &path, max)
+}
+
+/// The checks and the read of an opened file: a regular file of at most `max` bytes.
+fn read_opened(mut file: File, path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     let md = file.metadata().map_err(|e| Error::io("inspect", path, e))?;
     if !md.file_type().is_file() {
         return Err(Error::unsafe_path(path, "is not a regular file"));
@@ -201,7 +226,8 @@ pub fn unique_name_of(pid: u32, prefix: &str, suffix: &str) -> String {
     format!("{prefix}{pid}-{nanos}-{n}{suffix}")
 }
 
-/// Creates a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) with mode 0644.
+/// Creates a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`) with mode 0644 (at most:
+/// the umask can only take bits away).
 pub fn create_new(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .write(true)
@@ -254,6 +280,61 @@ pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// [`write_atomic`] of the file `name` in `dir`, every step relative to the descriptor: the
+/// temp file created there, the target checked there (`fstatat`, not following a link) and
+/// put in place there (exchanged, or renamed; fsynced with the directory when `durable`).
+pub fn write_atomic_in(
+    dir: &crate::dir::Dir,
+    name: &str,
+    bytes: &[u8],
+    durable: bool,
+) -> Result<()> {
+    let path = dir.join(name);
+    let tmp = unique_name(&format!(".{name}.tmp-"), "");
+    let tmp_path = dir.join(&tmp);
+    let result = (|| {
+        let mut f = dir
+            .create_new(&tmp)
+            .map_err(|e| Error::io("create", &tmp_path, e))?;
+        f.write_all(bytes)
+            .map_err(|e| Error::io("write", &tmp_path, e))?;
+        if durable {
+            f.sync_all().map_err(|e| Error::io("sync", &tmp_path, e))?;
+        }
+        drop(f);
+        match dir.kind(name)? {
+            Kind::File | Kind::Missing => {}
+            k => {
+                return Err(Error::unsafe_path(
+                    &path,
+                    format!("is {}, expected a regular file", describe(k)),
+                ))
+            }
+        }
+        if durable {
+            dir.rename(&tmp, name)
+                .map_err(|e| Error::io("rename", &path, e))?;
+            return dir.sync();
+        }
+        match dir.exchange(&tmp, name) {
+            Ok(()) => {
+                let _ = dir.unlink(&tmp);
+                return Ok(());
+            }
+            Err(e)
+                if e.raw_os_error() == Some(libc::ENOENT)
+                    || fable_snapshot::os::rename::unsupported(&e) => {}
+            Err(e) => return Err(Error::io("exchange", &path, e)),
+        }
+        dir.rename(&tmp, name)
+            .map_err(|e| Error::io("rename", &path, e))
+    })();
+    if result.is_err() {
+        let _ = dir.unlink(&tmp);
     }
     result
 }

@@ -40,6 +40,7 @@ pub mod alloc;
 pub mod bytescan;
 pub mod debt;
 pub use fable_snapshot::digest;
+pub mod dir;
 pub mod discovery;
 pub mod error;
 pub mod events;
@@ -227,13 +228,13 @@ fn with_nudge(verdict: Verdict, nudge: Option<String>) -> Verdict {
 fn decide(req: &Request<'_>, input: &Input) -> Decided {
     // Fast paths that need no discovery at all.
     let protected = match req.event {
-        Event::PreToolUse => events::pre_tool_use::protected_target(input),
-        _ => None,
+        Event::PreToolUse => events::pre_tool_use::protected_targets(input),
+        _ => Vec::new(),
     };
     let pack_candidate = packs::candidate(packs::PACKS, req.event, input);
     match req.event {
         Event::PreToolUse
-            if protected.is_none()
+            if protected.is_empty()
                 && !pack_candidate
                 && !events::pre_tool_use::needs_project(input, req.config) =>
         {
@@ -259,7 +260,7 @@ fn decide(req: &Request<'_>, input: &Input) -> Decided {
         _ => None,
     };
     let Some((pack_project, pack_config)) = governing else {
-        return lifecycle(req, input, &start, found, protected.as_deref()).into();
+        return lifecycle(req, input, &start, found, &protected).into();
     };
     let ctx = packs::Ctx {
         event: req.event,
@@ -272,7 +273,7 @@ fn decide(req: &Request<'_>, input: &Input) -> Decided {
     };
     let (verdict, d) = match req.event {
         Event::PostToolUse | Event::PostToolUseFailure => {
-            let v = lifecycle(req, input, &start, found, protected.as_deref());
+            let v = lifecycle(req, input, &start, found, &protected);
             (v, packs::post_tool_use(packs::PACKS, &ctx))
         }
         Event::Stop | Event::SessionEnd => {
@@ -295,7 +296,7 @@ fn decide(req: &Request<'_>, input: &Input) -> Decided {
             packs::stop_verdict(packs::PACKS, &ctx, req.config, gate, &seen)
         }
         _ => {
-            let v = lifecycle(req, input, &start, found, protected.as_deref());
+            let v = lifecycle(req, input, &start, found, &protected);
             if v != Verdict::Allow {
                 return v.into();
             }
@@ -316,7 +317,7 @@ fn lifecycle(
     input: &Input,
     start: &std::path::Path,
     found: Found,
-    protected: Option<&str>,
+    protected: &[String],
 ) -> Verdict {
     let (root, refused) = match found {
         Found::None => return Verdict::Allow,
@@ -345,8 +346,11 @@ fn lifecycle(
         };
     }
     let project = project::Project::new(&root);
-    if let Some(target) = protected {
-        if events::pre_tool_use::targets_project_state(&project, start, target) {
+    if !protected.is_empty() {
+        if let Some(target) = protected
+            .iter()
+            .find(|t| events::pre_tool_use::targets_project_state(&project, start, t))
+        {
             return events::pre_tool_use::protected_write(target);
         }
         if !events::pre_tool_use::needs_project(input, req.config) {

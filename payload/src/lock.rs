@@ -19,47 +19,62 @@
 //!
 //! The path is not `lstat`ed before each attempt: the exclusive, non-following creation fails
 //! with `EEXIST` on a symlink, directory or special file as on a held lock, and the stale check
-//! that follows reads the path through [`fs_safety::read_file`], which refuses them as unsafe.
+//! that follows reads the path through [`fs_safety::read_in`], which refuses them as unsafe.
+//! Every step is relative to the lock's directory opened by descriptor ([`Dir`]): a `.fable`
+//! swapped for a link while the lock is taken or held cannot redirect it.
 
 use std::io::Write;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
+use crate::dir::Dir;
 use crate::error::{Error, Result};
-use crate::fs_safety::{self, check_file, create_new, unique_name_of};
+use crate::fs_safety::{self, unique_name_of, Kind};
 
-/// How long a lock without a readable pid is respected.
+/// A lock without a readable holder (its creator died before writing it) is stale after this.
 pub const UNKNOWN_HOLDER_GRACE: Duration = Duration::from_secs(30);
-/// How long a lock of a live pid is respected when the holder's start time cannot be
-/// compared (an old-format lock, or no start time on this platform): the pid may have been reused.
+/// A lock recording only a live pid (no start time) is respected this long, then stale.
 pub const PID_ONLY_MAX_AGE: Duration = Duration::from_secs(600);
+/// A breaker file older than this was left by a crashed breaker and is removed.
 const BREAKER_GRACE: Duration = Duration::from_secs(5);
 
-/// A held lock; released on drop.
+/// A held lock; released (its file removed) on drop.
 #[derive(Debug)]
 pub struct Lock {
+    /// The directory holding the lock file, by descriptor.
+    dir: Dir,
+    name: String,
     path: PathBuf,
     content: String,
-    /// The lock file as created (read and write), kept open until release.
     file: std::fs::File,
 }
 
-/// Creates the lock file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0644), open for
-/// reading too, so that release can check it through this descriptor.
-fn create_lock(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
 impl Lock {
-    /// Takes the lock `path`, waiting at most `wait`.
+    /// Takes the lock file `path`, waiting at most `wait`. Its directory is opened without
+    /// following a link at its last component, and every step is relative to it.
     pub fn acquire(path: &Path, wait: Duration) -> Result<Lock> {
+        let parent = path.parent().unwrap_or_else(|| Path::new("."));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        Self::take(Dir::open(parent)?, &name, wait)
+    }
+
+    /// Takes the lock file `name` in the open directory `dir` (`.fable`), waiting at most
+    /// `wait`: the lock is created, checked, broken and released relative to the descriptor.
+    pub fn acquire_in(dir: &Dir, name: &str, wait: Duration) -> Result<Lock> {
+        Self::take(dir.try_clone()?, name, wait)
+    }
+
+    fn take(dir: Dir, name: &str, wait: Duration) -> Result<Lock> {
+        let path = dir.join(name);
         let deadline = Instant::now() + wait;
         let pid = std::process::id();
         let token = unique_name_of(pid, "", "");
@@ -69,40 +84,40 @@ impl Lock {
         };
         let mut backoff = Duration::from_micros(500);
         loop {
-            match create_lock(path) {
+            match dir.open_at(name, libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o644) {
                 Ok(mut f) => {
                     if let Err(e) = f.write_all(content.as_bytes()) {
                         drop(f);
-                        // Created exclusively by us and holding no complete holder: remove it,
-                        // or every waiter would respect it for UNKNOWN_HOLDER_GRACE. (A partial
-                        // write is a prefix of our content; anything else is not ours.)
-                        if let Ok(Some(b)) = fs_safety::read_file(path, 4096) {
+                        // Remove the partial file, if it is still ours (a prefix of the content).
+                        if let Ok(Some(b)) = fs_safety::read_in(&dir, name, 4096) {
                             if content.as_bytes().starts_with(&b) {
-                                let _ = std::fs::remove_file(path);
+                                let _ = dir.unlink(name);
                             }
                         }
-                        return Err(Error::io("write", path, e));
+                        return Err(Error::io("write", &path, e));
                     }
                     return Ok(Lock {
-                        path: path.to_path_buf(),
+                        dir,
+                        name: name.to_owned(),
+                        path,
                         content,
                         file: f,
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                    return Err(Error::unsafe_path(path, "is a symbolic link"))
+                    return Err(Error::unsafe_path(&path, "is a symbolic link"))
                 }
-                Err(e) => return Err(Error::io("create", path, e)),
+                Err(e) => return Err(Error::io("create", &path, e)),
             }
-            if try_break_stale(path)? {
+            if try_break_stale(&dir, name)? {
                 continue;
             }
             let now = Instant::now();
             if now >= deadline {
                 return Err(Error::LockBusy {
-                    path: path.to_path_buf(),
-                    holder: holder(path),
+                    holder: holder(&dir, name),
+                    path,
                 });
             }
             std::thread::sleep(backoff.min(deadline - now));
@@ -110,23 +125,32 @@ impl Lock {
         }
     }
 
-    /// The lock file.
+    /// The lock file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 }
 
 impl Lock {
-    /// Whether the lock path still names the file this holder created, holding its content.
+    /// Whether the name still names the very file this holder created (same device and inode,
+    /// a regular file, not a link) holding the content it wrote.
     fn still_ours(&self) -> bool {
-        let (Ok(mine), Ok(there)) = (self.file.metadata(), std::fs::symlink_metadata(&self.path))
+        let Ok(mine) = self.file.metadata() else {
+            return false;
+        };
+        // A fresh open without following a link: the same inode as ours, or not ours.
+        let Ok(there) = self
+            .dir
+            .open_at(&self.name, libc::O_RDONLY | libc::O_NONBLOCK, 0)
         else {
+            return false;
+        };
+        let Ok(there) = there.metadata() else {
             return false;
         };
         if !there.file_type().is_file() || there.dev() != mine.dev() || there.ino() != mine.ino() {
             return false;
         }
-        // One byte more than the content, so that a longer file does not compare equal.
         let want = self.content.as_bytes();
         let mut buf = vec![0u8; want.len() + 1];
         matches!(self.file.read_at(&mut buf, 0), Ok(n) if &buf[..n] == want)
@@ -136,13 +160,14 @@ impl Lock {
 impl Drop for Lock {
     fn drop(&mut self) {
         if self.still_ours() {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = self.dir.unlink(&self.name);
         }
     }
 }
 
-fn holder(path: &Path) -> String {
-    match fs_safety::read_file(path, 4096) {
+/// The pid recorded in the lock, or "unknown".
+fn holder(dir: &Dir, name: &str) -> String {
+    match fs_safety::read_in(dir, name, 4096) {
         Ok(Some(b)) => String::from_utf8_lossy(&b)
             .split_whitespace()
             .next()
@@ -152,8 +177,7 @@ fn holder(path: &Path) -> String {
     }
 }
 
-/// The start time of process `pid` (`/proc/<pid>/stat` field 22 on Linux, `proc_pidinfo` on
-/// macOS; `None` in the portable build or when the process is gone):
+/// The start time of process `pid` in the platform's unit, or `None` where it cannot be read:
 /// [`fable_snapshot::os::process::start_time`].
 pub fn start_time(pid: u32) -> Option<u64> {
     fable_snapshot::os::process::start_time(pid)
@@ -161,7 +185,7 @@ pub fn start_time(pid: u32) -> Option<u64> {
 
 /// Whether the lock content names a dead holder, a reused pid, or an unknown one past the
 /// grace period (see the module documentation).
-fn is_stale(path: &Path, content: &[u8]) -> bool {
+fn is_stale(age: Option<Duration>, content: &[u8]) -> bool {
     let text = String::from_utf8_lossy(content);
     let mut fields = text.split_whitespace();
     let pid = fields.next().and_then(|p| p.parse::<i32>().ok());
@@ -175,45 +199,61 @@ fn is_stale(path: &Path, content: &[u8]) -> bool {
             }
             match (recorded_start, start_time(pid as u32)) {
                 (Some(recorded), Some(now)) => recorded != now,
-                _ => age(path).is_some_and(|a| a > PID_ONLY_MAX_AGE),
+                _ => age.is_some_and(|a| a > PID_ONLY_MAX_AGE),
             }
         }
-        _ => age(path).is_some_and(|a| a > UNKNOWN_HOLDER_GRACE),
+        _ => age.is_some_and(|a| a > UNKNOWN_HOLDER_GRACE),
     }
 }
 
-fn age(path: &Path) -> Option<Duration> {
-    let md = std::fs::symlink_metadata(path).ok()?;
-    SystemTime::now().duration_since(md.modified().ok()?).ok()
+/// How long ago `name` in `dir` was modified (not following a link).
+fn age(dir: &Dir, name: &str) -> Option<Duration> {
+    let st = dir.stat_at(name).ok()??;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs() as i64;
+    Some(Duration::from_secs(
+        now.saturating_sub(st.mtime).max(0) as u64
+    ))
 }
 
-/// Breaks the lock if it is stale. Returns true when it was removed (retry at once).
-fn try_break_stale(path: &Path) -> Result<bool> {
-    let Some(content) = fs_safety::read_file(path, 4096)? else {
+/// Breaks the lock `name` of `dir` if it is stale. Returns true when it was removed (retry at
+/// once).
+fn try_break_stale(dir: &Dir, name: &str) -> Result<bool> {
+    let Some(content) = fs_safety::read_in(dir, name, 4096)? else {
         return Ok(true);
     };
-    if !is_stale(path, &content) {
+    if !is_stale(age(dir, name), &content) {
         return Ok(false);
     }
-    let breaker = path.with_extension("lock.break");
-    check_file(&breaker)?;
-    match create_new(&breaker) {
+    let breaker = format!("{}.break", name);
+    match dir.kind(&breaker)? {
+        Kind::File | Kind::Missing => {}
+        k => {
+            return Err(Error::unsafe_path(
+                &dir.join(&breaker),
+                format!("is {}, expected a regular file", fs_safety::describe(k)),
+            ))
+        }
+    }
+    match dir.create_new(&breaker) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            if age(&breaker).is_some_and(|a| a > BREAKER_GRACE) {
-                let _ = std::fs::remove_file(&breaker);
+            if age(dir, &breaker).is_some_and(|a| a > BREAKER_GRACE) {
+                let _ = dir.unlink(&breaker);
             }
             return Ok(false);
         }
-        Err(e) => return Err(Error::io("create", &breaker, e)),
+        Err(e) => return Err(Error::io("create", &dir.join(&breaker), e)),
     }
     // Under the breaker: remove the lock only if it still holds the same stale content.
-    let removed = match fs_safety::read_file(path, 4096) {
-        Ok(Some(now)) if now == content => std::fs::remove_file(path).is_ok(),
+    let removed = match fs_safety::read_in(dir, name, 4096) {
+        Ok(Some(now)) if now == content => dir.unlink(name).is_ok(),
         Ok(None) => true,
         _ => false,
     };
-    let _ = std::fs::remove_file(&breaker);
+    let _ = dir.unlink(&breaker);
     Ok(removed)
 }
 
@@ -297,7 +337,7 @@ mod tests {
             .write(true)
             .open(p)
             .unwrap()
-            .set_modified(SystemTime::now() - age)
+            .set_modified(std::time::SystemTime::now() - age)
             .unwrap();
     }
 

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::debt;
+use crate::dir::Dir;
 use crate::error::{Error, Result};
-use crate::fs_safety::{self, check_dir, check_file};
+use crate::fs_safety::{self, Kind};
 use crate::ledger::Ledger;
 use crate::lock::Lock;
 use crate::state::{now_rfc3339, workspace_id, LastDecision, State, MAX_STATE_BYTES};
@@ -14,6 +15,26 @@ use crate::state::{now_rfc3339, workspace_id, LastDecision, State, MAX_STATE_BYT
 pub const ABANDONED_TEMP: Duration = Duration::from_secs(60);
 /// Largest ledger read (bytes).
 pub const MAX_LEDGER_BYTES: u64 = 4 << 20;
+
+/// The state file's name in `.fable/`.
+pub const STATE: &str = "state.json";
+/// The ledger's name in `.fable/`.
+pub const LEDGER: &str = "LEDGER.md";
+/// The state lock's name in `.fable/`.
+pub const LOCK: &str = "state.lock";
+
+/// Ok(true) when `name` in `dir` is a regular file, Ok(false) when absent, [`Error::Unsafe`]
+/// otherwise (`fstatat` without following a link: a FIFO is never opened).
+fn check_in(dir: &Dir, name: &str) -> Result<bool> {
+    match dir.kind(name)? {
+        Kind::File => Ok(true),
+        Kind::Missing => Ok(false),
+        k => Err(Error::unsafe_path(
+            &dir.join(name),
+            format!("is {}, expected a regular file", fs_safety::describe(k)),
+        )),
+    }
+}
 
 /// Tunables of the evaluator and the agent commands.
 #[derive(Debug, Clone)]
@@ -85,6 +106,9 @@ pub struct Project {
     pub fable_dir: PathBuf,
     /// The project's workspace id.
     pub workspace_id: String,
+    /// `.fable` opened once (`O_NOFOLLOW`): every control-file operation goes through it, so
+    /// a `.fable` swapped for a link while this process runs cannot redirect one.
+    dir: std::sync::Arc<std::sync::OnceLock<Dir>>,
 }
 
 /// What [`Project::checked`] found at the state and ledger paths: whether each was a regular
@@ -111,44 +135,75 @@ impl Project {
             root: root.to_path_buf(),
             fable_dir: root.join(".fable"),
             workspace_id: workspace_id(root),
+            dir: Default::default(),
         }
+    }
+
+    /// `.fable`, opened with `O_NOFOLLOW | O_DIRECTORY` on first use and kept for the life of
+    /// this value. A link, a file or a special file there is [`Error::Unsafe`].
+    pub fn dir(&self) -> Result<&Dir> {
+        if let Some(d) = self.dir.get() {
+            return Ok(d);
+        }
+        let d = Dir::open(&self.fable_dir)?;
+        Ok(self.dir.get_or_init(|| d))
     }
 
     /// `.fable/state.json`.
     pub fn state_path(&self) -> PathBuf {
-        self.fable_dir.join("state.json")
+        self.fable_dir.join(STATE)
     }
     /// `.fable/LEDGER.md`.
     pub fn ledger_path(&self) -> PathBuf {
-        self.fable_dir.join("LEDGER.md")
+        self.fable_dir.join(LEDGER)
     }
     /// `.fable/state.lock`.
     pub fn lock_path(&self) -> PathBuf {
-        self.fable_dir.join("state.lock")
+        self.fable_dir.join(LOCK)
+    }
+    /// `.fable/stop-blocks.json` ([`crate::stop_count`]).
+    pub fn stop_blocks_path(&self) -> PathBuf {
+        self.fable_dir.join(crate::stop_count::FILE)
     }
 
-    /// Checks every lifecycle path: `.fable` a real directory; state, ledger and lock regular
-    /// files (or absent); the debt directory a real directory (or absent).
+    /// Checks every lifecycle path: `.fable` a real directory of this user that no one else can
+    /// write; state, ledger, lock and blocked-stop count regular files (or absent); the debt
+    /// directory a real directory (or absent). Every check is an `lstat`: a FIFO is never
+    /// opened, so it cannot hang the hook.
     pub fn check_safe(&self) -> Result<()> {
         self.checked().map(|_| ())
     }
 
     /// [`Project::check_safe`], returning what it found at the state and ledger paths.
     pub fn checked(&self) -> Result<Checked> {
-        // One `lstat` of `.fable` for both its kind and its owner.
-        let Some(md) = fs_safety::check_dir_meta(&self.fable_dir)? else {
-            return Err(Error::unsafe_path(&self.fable_dir, "disappeared"));
-        };
-        if let Some(owner) = crate::discovery::foreign_uid(&md) {
+        // `.fable` opened without following a link; one fstat for its owner and mode.
+        let dir = self.dir()?;
+        let st = dir.stat()?;
+        if st.uid != crate::discovery::euid() {
             return Err(Error::Foreign {
                 path: self.fable_dir.clone(),
-                owner,
+                owner: st.uid,
             });
         }
-        let state = check_file(&self.state_path())?;
-        let ledger = check_file(&self.ledger_path())?;
-        check_file(&self.lock_path())?;
-        check_dir(&debt::dir(&self.fable_dir))?;
+        if st.mode & 0o022 != 0 {
+            return Err(Error::Writable {
+                path: self.fable_dir.clone(),
+                mode: st.mode,
+            });
+        }
+        let state = check_in(dir, STATE)?;
+        let ledger = check_in(dir, LEDGER)?;
+        check_in(dir, LOCK)?;
+        check_in(dir, crate::stop_count::FILE)?;
+        match dir.kind(debt::DIR)? {
+            Kind::Dir | Kind::Missing => {}
+            k => {
+                return Err(Error::unsafe_path(
+                    &dir.join(debt::DIR),
+                    format!("is {}, expected a real directory", fs_safety::describe(k)),
+                ))
+            }
+        }
         Ok(Checked { state, ledger })
     }
 
@@ -163,11 +218,8 @@ impl Project {
     /// the lock, by the transaction that held it before).
     pub fn read_state_after(&self, checked: Option<Checked>) -> Result<State> {
         let p = self.state_path();
-        let bytes = if checked.is_some_and(|c| c.state) {
-            fs_safety::read_checked_file(&p, MAX_STATE_BYTES)?
-        } else {
-            fs_safety::read_file(&p, MAX_STATE_BYTES)?
-        };
+        let _ = checked;
+        let bytes = fs_safety::read_in(self.dir()?, STATE, MAX_STATE_BYTES)?;
         match bytes {
             None => Ok(State::new(&self.workspace_id)),
             Some(b) => State::parse(&b, &self.workspace_id, &p),
@@ -182,12 +234,8 @@ impl Project {
     /// [`Project::read_ledger`] right after [`Project::checked`] found `checked` (as
     /// [`Project::read_state_after`]).
     pub fn read_ledger_after(&self, checked: Option<Checked>) -> Result<Option<Ledger>> {
-        let p = self.ledger_path();
-        let bytes = if checked.is_some_and(|c| c.ledger) {
-            fs_safety::read_checked_file(&p, MAX_LEDGER_BYTES)?
-        } else {
-            fs_safety::read_file(&p, MAX_LEDGER_BYTES)?
-        };
+        let _ = checked;
+        let bytes = fs_safety::read_in(self.dir()?, LEDGER, MAX_LEDGER_BYTES)?;
         Ok(bytes.map(|b| Ledger::parse(&String::from_utf8_lossy(&b))))
     }
 
@@ -195,27 +243,22 @@ impl Project {
     /// left by a writer that died between creating and renaming its temp file. Called under the
     /// lock, so no live writer's temp file can be that old.
     fn sweep_abandoned_temp_files(&self) {
-        let Ok(rd) = std::fs::read_dir(&self.fable_dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            if !e
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".state.json.tmp-")
-            {
+        let Ok(dir) = self.dir() else { return };
+        let Ok(names) = dir.names() else { return };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        for name in names {
+            let name = name.to_string_lossy();
+            if !name.starts_with(".state.json.tmp-") {
                 continue;
             }
-            let Ok(md) = std::fs::symlink_metadata(e.path()) else {
+            let Ok(Some(st)) = dir.stat_at(&name) else {
                 continue;
             };
-            let old = md
-                .modified()
-                .ok()
-                .and_then(|m| std::time::SystemTime::now().duration_since(m).ok())
-                .is_some_and(|age| age > ABANDONED_TEMP);
-            if md.file_type().is_file() && old {
-                let _ = std::fs::remove_file(e.path());
+            let old = now.saturating_sub(st.mtime) > ABANDONED_TEMP.as_secs() as i64;
+            if st.kind == Kind::File && old {
+                let _ = dir.unlink(&name);
             }
         }
     }
@@ -231,10 +274,11 @@ impl Project {
         change: impl FnOnce(&mut State) -> Result<(T, String)>,
     ) -> Result<(T, Committed)> {
         let checked = self.checked()?;
-        let lock = Lock::acquire(&self.lock_path(), cfg.lock_wait)?;
+        let dir = self.dir()?;
+        let lock = Lock::acquire_in(dir, LOCK, cfg.lock_wait)?;
         self.sweep_abandoned_temp_files();
         let mut state = self.read_state_after(Some(checked))?;
-        let snap = debt::snapshot(&self.fable_dir, &self.workspace_id)?;
+        let snap = debt::snapshot_in(dir, &self.workspace_id)?;
         let folded = snap.foldable.len();
         state.mutate(folded as u64);
         let (value, outcome) = change(&mut state)?;
@@ -248,10 +292,8 @@ impl Project {
             at: now.clone(),
         });
         state.updated_at = now;
-        fs_safety::write_atomic(&self.state_path(), &state.to_bytes(), cfg.durable)?;
-        for p in &snap.foldable {
-            let _ = std::fs::remove_file(p);
-        }
+        fs_safety::write_atomic_in(dir, STATE, &state.to_bytes(), cfg.durable)?;
+        debt::remove_folded(dir, &snap);
         drop(lock);
         Ok((value, Committed { folded }))
     }

@@ -135,7 +135,9 @@ pub fn progress_seen(project: &Project, seen: &Seen) -> String {
     };
     let debt = match seen.debt {
         Some(d) => d,
-        None => crate::debt::snapshot(&project.fable_dir, &project.workspace_id)
+        None => project
+            .dir()
+            .and_then(|d| crate::debt::snapshot_in(d, &project.workspace_id))
             .ok()
             .map(|s| s.outstanding()),
     };
@@ -163,15 +165,13 @@ fn read(project: &Project) -> Result<Option<Counts>> {
 fn write(project: &Project, counts: &Counts, durable: bool) -> Result<()> {
     // Serialising strings and integers cannot fail.
     let bytes = serde_json::to_vec(counts).unwrap_or_default();
-    fs_safety::write_atomic(&path(project), &bytes, durable)
+    fs_safety::write_atomic_in(project.dir()?, FILE, &bytes, durable)
 }
 
 /// Takes the state lock for a count, or none when the lock path itself is unsafe.
 fn lock(project: &Project, cfg: &Config) -> Result<Option<Lock>> {
-    if !fs_safety::check_dir(&project.fable_dir)? {
-        return Err(Error::unsafe_path(&project.fable_dir, "disappeared"));
-    }
-    match Lock::acquire(&project.lock_path(), cfg.lock_wait.min(LOCK_WAIT)) {
+    let dir = project.dir()?;
+    match Lock::acquire_in(dir, crate::project::LOCK, cfg.lock_wait.min(LOCK_WAIT)) {
         Ok(l) => Ok(Some(l)),
         Err(Error::Unsafe { path, .. }) if path == project.lock_path() => Ok(None),
         Err(e) => Err(e),

@@ -6,7 +6,7 @@
 //! source), `profiles.rs` (each settings file), `codex.rs` (Codex hook trust and switches),
 //! `gemini.rs` (Gemini's folder trust and hook switches), `entries.rs` (each wired entry),
 //! `timeouts.rs` (an entry's timeout), `journals.rs` (interrupted installs), `temps.rs` (stale
-//! temp files of fable's) and `git.rs` (managed git targets). This file runs the steps of one source and of one profile in the order the report
+//! temp files of fable's), `project.rs` (the current project's `.fable/`) and `git.rs` (managed git targets). This file runs the steps of one source and of one profile in the order the report
 //! lists them; `crate::run` runs the groups themselves.
 
 mod codex;
@@ -16,6 +16,7 @@ mod git;
 mod home;
 mod journals;
 mod profiles;
+mod project;
 mod sources;
 mod temps;
 mod timeouts;
@@ -36,6 +37,7 @@ pub use entries::{entry_subject, owned_key};
 pub use home::check_home;
 pub use journals::check_journals;
 pub use profiles::{parse_profile, wired_entries, ParsedProfile, WiredEntry};
+pub use project::check_project_state;
 pub use sources::{install_command, resync_spec, SourceInfo};
 pub use temps::{check_temps, is_stale};
 

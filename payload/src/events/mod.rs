@@ -1,6 +1,7 @@
 //! One module per lifecycle event. Each handler receives the normalised input and the
 //! discovered project and returns a [`Verdict`](crate::output::Verdict).
 
+pub mod control_paths;
 pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod session_start;

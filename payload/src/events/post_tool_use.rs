@@ -325,8 +325,16 @@ pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) 
         }
         Ok(_) => Verdict::Allow,
         Err(e) => {
-            if mutation && !matches!(e, Error::Unsafe { .. } | Error::Foreign { .. }) {
-                match debt::leave_token(&project.fable_dir, &project.workspace_id, cfg.durable) {
+            if mutation
+                && !matches!(
+                    e,
+                    Error::Unsafe { .. } | Error::Foreign { .. } | Error::Writable { .. }
+                )
+            {
+                match project
+                    .dir()
+                    .and_then(|d| debt::leave_token_in(d, &project.workspace_id, cfg.durable))
+                {
                     Ok(_) => Verdict::Note(format!(
                         "[fable] state not updated ({e}); the mutation was recorded as debt in .fable/{}/",
                         debt::DIR

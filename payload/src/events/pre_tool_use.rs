@@ -9,17 +9,18 @@
 //! delegations are exempt.
 //!
 //! Lifecycle state is changed only by fable's transactions: a write tool (the PostToolUse
-//! allowlist) whose target is `.fable/state.json`, `.fable/state.lock`,
-//! `.fable/stop-blocks.json` (the blocked-stop count) or anything under
-//! `.fable/pending-mutations/` is blocked (seed 000: "do not delete the debt directory to unblock
-//! completion"); the agent uses `fable evidence`, `fable phase` and `fable state --sync`
-//! instead. `LEDGER.md` stays editable. Targets are read from `file_path` / `path` /
-//! `notebook_path` / `filePath` / `target_file` / `absolute_path` and from apply_patch file
-//! headers (`*** Add File:`, `*** Update File:`, `*** Delete File:`, `*** Move to:`) in the
-//! patch text, which Codex 0.171 sends as `tool_input.command` (older forms: `input`, `patch`;
-//! OpenCode 1.18's `apply_patch`: `patchText`);
-//! header paths are relative to the payload's `cwd` or absolute. Everything else is allowed
-//! without touching the filesystem.
+//! allowlist) whose target is one of the evaluator's control files or lies under one
+//! (`.fable/state.json`, `.fable/state.lock`, `.fable/stop-blocks.json`,
+//! `.fable/pending-mutations/`; [`super::control_paths`]), or a shell command that writes,
+//! creates, moves or removes one where the command can be read, is blocked (seed 000: "do not
+//! delete the debt directory to unblock completion"); the agent uses `fable evidence`,
+//! `fable phase` and `fable state --sync` instead. `LEDGER.md` stays editable. Targets are read
+//! from `file_path` / `path` / `notebook_path` / `filePath` / `target_file` / `absolute_path`
+//! and from apply_patch file headers (`*** Add File:`, `*** Update File:`, `*** Delete File:`,
+//! `*** Move to:`) in the patch text, which Codex 0.171 sends as `tool_input.command` (older
+//! forms: `input`, `patch`; OpenCode 1.18's `apply_patch`: `patchText`); header paths are
+//! relative to the payload's `cwd` or absolute. Everything else is allowed without touching the
+//! filesystem.
 
 use serde_json::Value;
 
@@ -131,77 +132,47 @@ const PATCH_HEADERS: &[&str] = &[
     "*** Move to:",
 ];
 
-/// `path` with `.` components and repeated slashes dropped and each `..` applied to the
-/// component before it, without touching the filesystem (so `P/.fable/./state.json`,
-/// `P/.fable//state.json` and `P/sub/../.fable/state.json` all read `P/.fable/state.json`).
-/// A `..` above the start of a relative path is kept; above `/` it is dropped, as the kernel
-/// does. No trailing slash.
-pub fn lexical_normalize(path: &str) -> String {
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for c in path.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if absolute => {}
-                _ => parts.push(".."),
-            },
-            c => parts.push(c),
+pub use super::control_paths::{is_protected_path, lexical_normalize};
+
+/// The control-file targets of a write tool call ([`super::control_paths`]), or of a shell
+/// command that can be read. Empty for every other call, without touching the filesystem.
+pub fn protected_targets(input: &Input) -> Vec<String> {
+    let mut out = Vec::new();
+    if crate::events::post_tool_use::is_command(input) {
+        let command = match input.tool_input.get("command") {
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(Value::Array(a)) => a.last().and_then(Value::as_str),
+            _ => None,
+        };
+        if let Some(c) = command {
+            out = super::control_paths::shell_targets(c);
         }
     }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
-    } else if joined.is_empty() {
-        ".".to_owned()
-    } else {
-        joined
-    }
-}
-
-/// Whether `path` names fable-owned lifecycle state (not the ledger), after
-/// [`lexical_normalize`].
-pub fn is_protected_path(path: &str) -> bool {
-    let p = lexical_normalize(path.trim());
-    let p = p.as_str();
-    let rel = match p.rfind(".fable/") {
-        Some(i) if i == 0 || p[..i].ends_with('/') => &p[i + ".fable/".len()..],
-        _ => return false,
-    };
-    rel == "state.json"
-        || rel == "state.lock"
-        || rel == crate::stop_count::FILE
-        || rel == "pending-mutations"
-        || rel.starts_with("pending-mutations/")
-}
-
-/// The first protected target of a write tool call, if any.
-pub fn protected_target(input: &Input) -> Option<String> {
     if !crate::events::post_tool_use::is_write(input) {
-        return None;
+        return out;
     }
     let ti = &input.tool_input;
     for k in PATH_FIELDS {
         if let Some(p) = ti.get(k).and_then(Value::as_str) {
             if is_protected_path(p) {
-                return Some(p.to_owned());
+                out.push(p.to_owned());
             }
         }
     }
     // Codex 0.171 sends `apply_patch` as `{"command": "*** Begin Patch\n..."}`; older forms
     // used `input` or `patch`. Only patch header lines are read, so a command string that is
     // not a patch names no target.
-    let patch = PATCH_FIELDS
+    if let Some(patch) = PATCH_FIELDS
         .iter()
-        .find_map(|k| ti.get(k).and_then(Value::as_str))?;
-    patch.lines().find_map(|l| {
-        let l = l.trim();
-        let target = PATCH_HEADERS.iter().find_map(|h| l.strip_prefix(h))?.trim();
-        is_protected_path(target).then(|| target.to_owned())
-    })
+        .find_map(|k| ti.get(k).and_then(Value::as_str))
+    {
+        out.extend(patch.lines().filter_map(|l| {
+            let l = l.trim();
+            let target = PATCH_HEADERS.iter().find_map(|h| l.strip_prefix(h))?.trim();
+            is_protected_path(target).then(|| target.to_owned())
+        }));
+    }
+    out
 }
 
 /// Whether `target` (relative paths are relative to `start`) lies in `project`'s own
@@ -348,49 +319,5 @@ mod tests {
             payload_len(&serde_json::json!({"items": [{"text": "abc"}, {"text": "de"}]})),
             6
         );
-    }
-
-    #[test]
-    fn protected_paths() {
-        for p in [
-            "/p/.fable/state.json",
-            ".fable/state.lock",
-            "/p/.fable/pending-mutations",
-            "/p/.fable/pending-mutations/",
-            "/p/.fable/pending-mutations/1-2-3.token",
-            "/p/.fable/./state.json",
-            "/p/.fable//state.json",
-            "/p/sub/../.fable/state.json",
-            "sub/../.fable/state.lock",
-            "/p/.fable/pending-mutations/../state.json",
-            "//p//.fable//pending-mutations//x",
-        ] {
-            assert!(is_protected_path(p), "{p}");
-        }
-        for p in [
-            "/p/.fable/LEDGER.md",
-            "/p/x.fable/state.json",
-            "/p/.fable/state.json.bak",
-            "/p/state.json",
-            "/p/.fable/../state.json",
-            "/p/.fable/./LEDGER.md",
-        ] {
-            assert!(!is_protected_path(p), "{p}");
-        }
-    }
-
-    #[test]
-    fn lexical_normalisation() {
-        for (i, o) in [
-            ("/a/./b//c/", "/a/b/c"),
-            ("/a/b/../c", "/a/c"),
-            ("/../a", "/a"),
-            ("a/../../b", "../b"),
-            ("./a", "a"),
-            ("a/..", "."),
-            ("/", "/"),
-        ] {
-            assert_eq!(lexical_normalize(i), o, "{i}");
-        }
     }
 }

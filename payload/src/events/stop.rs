@@ -1,6 +1,8 @@
 //! Stop and SessionEnd: the verification gate.
 //!
-//! Always blocks (even when the host says `stop_hook_active`): unsafe lifecycle paths, an
+//! Always blocks (even when the host says `stop_hook_active`): unsafe lifecycle paths (a control
+//! file that is a directory, a link or a FIFO, a `.fable` of another user or writable by
+//! others: [`crate::project::Project::checked`]), an
 //! invalid state (including a foreign `workspaceId`; named as such, with the repair
 //! `fable state --repair`, even when mutation debt is pending too), and mutation debt (any entry in
 //! `.fable/pending-mutations/`, or an integrity error there). Otherwise `stop_hook_active`
@@ -11,6 +13,9 @@
 //! Stop never folds debt and never writes the state; its one write is the blocked-stop count
 //! ([`crate::stop_count`]), which bounds every block: after `FABLE_STOP_BLOCK_LIMIT` (3)
 //! consecutive blocked stops of a session without progress the next is let through, loudly.
+//! When the count itself cannot be kept because its file (or `.fable`) is unsafe, the block
+//! stands and the host's `stop_hook_active` bounds it instead (the first re-prompted stop is let
+//! through, loudly): failing open there would let whoever broke the file switch the gate off.
 
 use crate::debt;
 use crate::error::Error;
@@ -76,6 +81,22 @@ pub fn bound_seen(
         )),
         // A live holder of the lock: transient, the block stands uncounted.
         Err(Error::LockBusy { .. }) => Verdict::Block(reason),
+        // The count file (or `.fable`) is not what fable made it: failing open here would let
+        // whoever made `stop-blocks.json` a directory, a link or a FIFO switch the gate off. The
+        // block stands, bounded by the host's own loop flag where it is trusted.
+        Err(e @ (Error::Unsafe { .. } | Error::Writable { .. } | Error::Foreign { .. })) => {
+            if input.stop_hook_active {
+                Verdict::Note(format!(
+                    "[fable] STOP LET THROUGH once the host re-prompted: the blocked-stop count \
+                     cannot be kept ({e}), so the host's loop flag bounds the block. Nothing is \
+                     verified; the gate still says: {reason}"
+                ))
+            } else {
+                Verdict::Block(format!(
+                    "{reason}\n(The blocked-stop count cannot be kept: {e}.)"
+                ))
+            }
+        }
         Err(e) => Verdict::Note(format!(
             "[fable] stop let through (failing open): the blocked-stop count could not be \
              recorded ({e}). The gate says: {reason}"
@@ -99,6 +120,9 @@ pub fn gate_seen(project: &Project, input: &Input, event: Event) -> (Verdict, Se
 fn gate_into(project: &Project, input: &Input, event: Event, seen: &mut Seen) -> Verdict {
     let checked = match project.checked() {
         Ok(c) => c,
+        Err(e @ (Error::Writable { .. } | Error::Foreign { .. })) => {
+            return block(event, format!("{e}. Lifecycle state was not read or written."))
+        }
         Err(e) => return block(event, format!("{e}. Lifecycle state was not read or written; restore a real directory and regular files (fable does not follow or delete them for you).")),
     };
     // The state is read before the debt: a mutation that could not be recorded because the
@@ -110,7 +134,9 @@ fn gate_into(project: &Project, input: &Input, event: Event, seen: &mut Seen) ->
             return block(event, e.to_string());
         }
     };
-    let debt = debt::snapshot(&project.fable_dir, &project.workspace_id);
+    let debt = project
+        .dir()
+        .and_then(|d| debt::snapshot_in(d, &project.workspace_id));
     seen.debt = Some(debt.as_ref().ok().map(debt::Snapshot::outstanding));
     match debt {
         Err(e) => {
