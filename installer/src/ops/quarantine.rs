@@ -56,11 +56,13 @@ pub fn select(rows: &[Row], ids: &[String], foreign: bool) -> Result<Vec<Row>> {
             )));
         };
         match (row.owner, row.kind) {
-            (_, Kind::Setting) => return Err(Error::Usage(format!(
+            (_, Kind::Setting) => {
+                return Err(Error::Usage(format!(
                 "{id} is the setting `{}` of {}, not a hook entry: remove it from the file by hand",
                 row.command,
                 row.file.display()
-            ))),
+            )))
+            }
             (Owner::Fable, _) => {
                 return Err(Error::Usage(format!(
                     "{id} is fable's own entry (source {}): `fable uninstall` removes it",
