@@ -131,8 +131,7 @@ pub fn script_word(command: &str, args: &[String]) -> Option<String> {
     let first = ws.get(i)?;
     let base = first.rsplit('/').next().unwrap_or(first);
     if INTERPRETERS.contains(&base) {
-        let mut rest = ws[i + 1..].iter();
-        while let Some(w) = rest.next() {
+        for w in &ws[i + 1..] {
             if w == "-c" || w == "-e" || w == "--eval" || w == "-Command" || w == "-m" {
                 return None;
             }

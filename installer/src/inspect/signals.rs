@@ -239,8 +239,7 @@ pub fn decodes_and_runs(text: &str) -> bool {
         .any(|p| lower.contains(p));
     let encoded_ps = has_word(&lower, "-enc") || lower.contains("-encodedcommand");
     has_word(text, "eval")
-        || (decoded && piped_to_shell)
-        || piped_to_shell && (fetches(text) || decoded)
+        || (piped_to_shell && (fetches(text) || decoded))
         || substituted
         || inline_payload
         || encoded_ps
