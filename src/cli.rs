@@ -39,6 +39,10 @@ enum Command {
     Uninstall(cmd::uninstall::UninstallArgs),
     /// Show each source's state: never_migrated, half_applied, stale_but_stable or current.
     Status(cmd::status::StatusArgs),
+    /// List every hook entry every host runs: whose it is, and a foreign one's risk signals.
+    List(cmd::list::ListArgs),
+    /// Move foreign hook entries out of host files (or put them back with --restore).
+    Quarantine(cmd::quarantine::QuarantineArgs),
     /// Check sources, profiles, git targets and interrupted installs; probe every wired hook.
     Doctor(cmd::doctor::DoctorArgs),
     /// Update the fable binary from a release source, re-sync diverged sources, run the doctor.
@@ -131,6 +135,8 @@ pub fn main() -> i32 {
         Command::Uninstall(a) => a.run(),
         Command::Status(a) => a.run(),
         Command::Doctor(a) => a.run(),
+        Command::List(a) => a.run(),
+        Command::Quarantine(a) => a.run(),
         Command::Update(a) => a.run(),
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
@@ -184,6 +190,8 @@ impl Command {
             },
             Command::Status(a) => ("status", a.json),
             Command::Doctor(a) => ("doctor", a.json),
+            Command::List(a) => ("list", a.json),
+            Command::Quarantine(a) => ("quarantine", a.json),
             Command::Update(a) => ("update", a.json),
             Command::Rollback(a) => ("rollback", a.json),
             Command::Gc(a) => ("gc", a.json),

@@ -15,6 +15,7 @@ mod install;
 mod json;
 mod keys;
 mod layout;
+mod list;
 mod new_hosts;
 mod nudge;
 mod opencode_host;

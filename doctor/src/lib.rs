@@ -98,6 +98,7 @@ fn check_pass(home: &FableHome) -> (Vec<Finding>, Vec<Profile>, Vec<std::path::P
     let (profile_findings, _) = checks::check_profiles(home, &profiles, &infos);
     findings.extend(source_findings);
     findings.extend(profile_findings);
+    findings.extend(checks::check_foreign(home));
     findings.extend(checks::check_journals(home));
     findings.extend(checks::check_temps(home, &profiles));
     (findings, profiles, parseable)

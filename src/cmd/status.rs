@@ -24,7 +24,8 @@ pub struct StatusArgs {
     #[arg(long)]
     pub json: bool,
     /// Exit 0 when every source is current (and every profile and git target wired), 3 when
-    /// something is not (or nothing is installed), 1 on error.
+    /// something is not (or nothing is installed) or a foreign high-risk hook entry is present
+    /// (`fable list --foreign` names it), 1 on error.
     #[arg(long)]
     pub check: bool,
 }
@@ -36,6 +37,14 @@ struct StatusReport<'a> {
     /// is current.
     current: bool,
     sources: &'a [SourceStatus],
+}
+
+/// How many foreign high-risk hook entries the user's profiles and the current project hold.
+fn foreign_high_risk(home: &FableHome) -> anyhow::Result<usize> {
+    let cwd = std::env::current_dir().ok();
+    let listing =
+        fable_installer::inspect::list(home, cwd.as_deref()).context("cannot list hook entries")?;
+    Ok(listing.rows.iter().filter(|r| r.high_risk()).count())
 }
 
 /// True when something is installed and all of it is current.
@@ -57,11 +66,22 @@ impl Run for StatusArgs {
             .map(|p| SourceSpec::from_arg(Some(p)));
         let sources = status(&home, spec.as_ref()).context("cannot read status")?;
         let current = all_current(&sources);
-        let code = if self.check && !current {
+        let high_risk = if self.check {
+            foreign_high_risk(&home)?
+        } else {
+            0
+        };
+        let code = if self.check && (!current || high_risk > 0) {
             EXIT_NOT_CURRENT
         } else {
             0
         };
+        if high_risk > 0 {
+            term::ui().note(format_args!(
+                "fable: {high_risk} foreign high-risk hook entr{} (`fable list --foreign`; `fable quarantine --foreign` moves them out)",
+                if high_risk == 1 { "y" } else { "ies" }
+            ));
+        }
         if self.json {
             let report = StatusReport {
                 current,

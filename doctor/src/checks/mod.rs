@@ -4,13 +4,14 @@
 //!
 //! One file per check group: `home.rs` (FABLE_HOME itself), `sources.rs` (each installed
 //! source), `profiles.rs` (each settings file), `codex.rs` (Codex hook trust and switches),
-//! `gemini.rs` (Gemini's folder trust and hook switches), `entries.rs` (each wired entry),
+//! `gemini.rs` (Gemini's folder trust and hook switches), `entries.rs` (each wired entry), `foreign.rs` (entries nobody approved),
 //! `timeouts.rs` (an entry's timeout), `journals.rs` (interrupted installs), `temps.rs` (stale
 //! temp files of fable's), `project.rs` (the current project's `.fable/`) and `git.rs` (managed git targets). This file runs the steps of one source and of one profile in the order the report
 //! lists them; `crate::run` runs the groups themselves.
 
 mod codex;
 mod entries;
+mod foreign;
 mod gemini;
 mod git;
 mod home;
@@ -34,6 +35,7 @@ use fable_snapshot::SourceRecord;
 use crate::finding::{Finding, Severity};
 
 pub use entries::{entry_subject, owned_key};
+pub use foreign::check_foreign;
 pub use home::check_home;
 pub use journals::check_journals;
 pub use profiles::{parse_profile, wired_entries, ParsedProfile, WiredEntry};

@@ -51,6 +51,27 @@ pub struct GitTarget {
     pub hooks_path: bool,
 }
 
+/// One `[[allow]]`: a hook entry the user approved although no fable source wrote it, by its
+/// exact command or by the sha256 of the script it runs (both, when both are given).
+/// `fable list` shows a matching entry as `allowed`; the quarantine and the doctor leave it be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowRule {
+    pub command: Option<String>,
+    pub sha256: Option<String>,
+}
+
+impl AllowRule {
+    /// True when an entry running `command` (whose script hashes to `script_sha256`) is allowed.
+    pub fn matches(&self, command: &str, script_sha256: Option<&str>) -> bool {
+        let by_command = self.command.as_deref().is_none_or(|c| c == command);
+        let by_hash = match &self.sha256 {
+            None => true,
+            Some(h) => script_sha256.is_some_and(|s| s.eq_ignore_ascii_case(h)),
+        };
+        (self.command.is_some() || self.sha256.is_some()) && by_command && by_hash
+    }
+}
+
 /// The parsed inventory, kept as an editable document.
 #[derive(Debug, Clone)]
 pub struct Inventory {
@@ -70,6 +91,8 @@ pub struct Inventory {
     pub sources: Vec<InventorySource>,
     pub profiles: Vec<RegisteredProfile>,
     pub git: Vec<GitTarget>,
+    /// `[[allow]]` rules: foreign hook entries the user approved.
+    pub allow: Vec<AllowRule>,
 }
 
 /// True when `name` may name an inventory source: ASCII letters, digits, `.`, `_`, `-`, not
@@ -136,6 +159,7 @@ impl Inventory {
             sources: Vec::new(),
             profiles: Vec::new(),
             git: Vec::new(),
+            allow: Vec::new(),
         };
         v.read(spanned.as_table(), &mut inv)?;
         Ok(inv)

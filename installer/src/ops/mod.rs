@@ -10,6 +10,7 @@ pub mod git_hooks;
 pub mod install;
 pub mod pinned;
 pub mod profile;
+pub mod quarantine;
 pub mod repair;
 pub mod resync;
 pub mod rollback;

@@ -219,3 +219,27 @@ fn plain_http_is_refused_off_loopback_with_its_line() {
         "http://localhost.evil.com/x"
     ));
 }
+
+#[test]
+fn allow_rules_by_command_or_script_hash() {
+    let home = std::path::Path::new("/h");
+    let hash = "a".repeat(64);
+    let text = format!(
+        "schema = 1\n[[allow]]\ncommand = \"npm run lint\"\n[[allow]]\nsha256 = \"{}\"\n",
+        hash.to_uppercase()
+    );
+    let inv = Inventory::parse(std::path::Path::new("/h/fleet.toml"), &text, home).unwrap();
+    assert_eq!(inv.allow.len(), 2);
+    assert!(inv.allow[0].matches("npm run lint", None));
+    assert!(!inv.allow[0].matches("npm run lint2", None));
+    assert!(inv.allow[1].matches("anything", Some(&hash)));
+    assert!(!inv.allow[1].matches("anything", None));
+    for bad in [
+        "schema = 1\n[[allow]]\n",
+        "schema = 1\n[[allow]]\nsha256 = \"abc\"\n",
+        "schema = 1\n[[allow]]\ncommand = \"x\"\nhost = \"claude\"\n",
+    ] {
+        let e = Inventory::parse(std::path::Path::new("/h/fleet.toml"), bad, home).unwrap_err();
+        assert!(e.to_string().contains("/h/fleet.toml"), "{e}");
+    }
+}

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use toml_edit::{Item, Table};
 
 use super::{
-    expand, line_col, valid_name, GitTarget, Inventory, InventorySource, SourceKind, SCHEMA,
+    expand, line_col, valid_name, AllowRule, GitTarget, Inventory, InventorySource, SourceKind,
+    SCHEMA,
 };
 use crate::config::RegisteredProfile;
 use crate::error::{Error, Result};
@@ -24,13 +25,14 @@ pub(super) struct Validator<'a> {
 }
 
 const TOP: &[&str] = &[
-    "schema", "include", "defaults", "hosts", "source", "profile", "git",
+    "schema", "include", "defaults", "hosts", "source", "profile", "git", "allow",
 ];
 const DEFAULTS: &[&str] = &["hosts", "prune", "trust_codex"];
 const HOST: &[&str] = &["enabled"];
 const SOURCE: &[&str] = &["name", "path", "git", "ref", "subdir", "builtin", "pin"];
 const PROFILE: &[&str] = &["host", "dir"];
 const GIT: &[&str] = &["repo", "source", "hooks_path"];
+const ALLOW: &[&str] = &["command", "sha256"];
 /// `one of "claude", "codex", ...`: every host of the registry, quoted as the inventory spells
 /// it (the fix an unknown host's error names).
 fn hosts_help() -> String {
@@ -205,7 +207,37 @@ impl Validator<'_> {
                 hooks_path,
             });
         }
+        for t in self.tables(root, "allow")? {
+            inv.allow.push(self.allow(t)?);
+        }
         Ok(())
+    }
+
+    /// One `[[allow]]`: `command = "..."` and/or `sha256 = "<64 hex>"`.
+    fn allow(&self, t: &Table) -> Result<AllowRule> {
+        self.known(t, ALLOW, "in [[allow]]")?;
+        let command = self.string(t, "command", false)?.ok().map(|(c, _)| c);
+        let sha256 = match self.string(t, "sha256", false)? {
+            Ok((h, span)) => {
+                if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(self.err(
+                        span,
+                        "`sha256` must be 64 hex digits",
+                        "write sha256 = \"<the script's sha256, as `fable list` shows it>\"",
+                    ));
+                }
+                Some(h.to_ascii_lowercase())
+            }
+            Err(_) => None,
+        };
+        if command.is_none() && sha256.is_none() {
+            return Err(self.err(
+                None,
+                "an [[allow]] needs `command` or `sha256`",
+                "write command = \"...\" (the exact command) or sha256 = \"...\" (the script's hash)",
+            ));
+        }
+        Ok(AllowRule { command, sha256 })
     }
 
     fn source(&self, t: &Table) -> Result<InventorySource> {

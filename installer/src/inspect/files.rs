@@ -1,0 +1,206 @@
+//! The host files fable can see ([`HostFile`]): every user profile ([`crate::profiles::discover`],
+//! default and registered) and the current project's files, and reading one into its entries
+//! through the settings engine (the host's syntax, [`crate::settings::record::entries`]).
+//!
+//! The project files, as each host documents them:
+//! - Claude Code: `.claude/settings.json` and `.claude/settings.local.json` (also read by
+//!   Copilot CLI; `hosts/src/copilot.rs`).
+//! - Codex: `.codex/hooks.json`, the project `.codex/` layer (developers.openai.com/codex/hooks:
+//!   "all matching hooks from the different files run").
+//! - Gemini CLI: `.gemini/settings.json` in the project root (geminicli.com/docs/cli/configuration,
+//!   "Project settings file").
+//! - Qwen Code: `.qwen/settings.json` in the project root
+//!   (qwenlm.github.io/qwen-code-docs/en/users/configuration/settings).
+//! - Cursor: `.cursor/hooks.json` (cursor.com/docs/agent/hooks, project hooks beside
+//!   `~/.cursor/hooks.json`).
+//! - Copilot CLI: `.github/hooks/*.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use fable_hosts::{Host, Layout, Storage};
+
+use super::row::Scope;
+use crate::error::{Error, Result};
+use crate::profiles::{Origin, Profile};
+use crate::settings::plan::{parse_settings, read_settings};
+
+/// How a host file holds its hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A settings file (JSON, JSON with comments or TOML) with a `hooks` object, edited entry
+    /// by entry through the patch engine.
+    Settings,
+    /// A whole JavaScript plugin module (OpenCode), one row, moved as a whole.
+    Plugin,
+}
+
+/// One file a host reads hooks from.
+#[derive(Debug, Clone)]
+pub struct HostFile {
+    pub host: Host,
+    pub scope: Scope,
+    pub path: PathBuf,
+    pub form: Form,
+    /// The fable source whose whole file it is (Copilot's and OpenCode's `fable-<key>.*`).
+    pub owned_by: Option<String>,
+}
+
+impl HostFile {
+    /// The profile this file is read as (its ownership record, when it is a profile's file).
+    pub fn as_profile(&self) -> Profile {
+        Profile {
+            host: self.host,
+            dir: self.path.parent().unwrap_or(Path::new("/")).to_path_buf(),
+            path: self.path.clone(),
+            origin: Origin::Default,
+        }
+    }
+
+    /// The layout of its entries.
+    pub fn layout(&self) -> Layout {
+        self.host.layout()
+    }
+}
+
+/// The project the current directory belongs to: the nearest ancestor with `.git`, else `cwd`.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// Every host file of `profiles` and of the project at `project` (when given), each once.
+pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<HostFile>> {
+    let mut out: Vec<HostFile> = Vec::new();
+    for p in profiles {
+        match p.host.storage() {
+            Storage::SharedFile | Storage::SharedToml => out.push(HostFile {
+                host: p.host,
+                scope: Scope::User,
+                path: p.path.clone(),
+                form: Form::Settings,
+                owned_by: None,
+            }),
+            Storage::OwnedFile { .. } => out.extend(dir_files(p.host, Scope::User, &p.path)?),
+        }
+    }
+    if let Some(root) = project {
+        let shared = [
+            (Host::Claude, ".claude/settings.json"),
+            (Host::Claude, ".claude/settings.local.json"),
+            (Host::Codex, ".codex/hooks.json"),
+            (Host::Gemini, ".gemini/settings.json"),
+            (Host::Qwen, ".qwen/settings.json"),
+            (Host::Cursor, ".cursor/hooks.json"),
+        ];
+        for (host, rel) in shared {
+            out.push(HostFile {
+                host,
+                scope: Scope::Project,
+                path: root.join(rel),
+                form: Form::Settings,
+                owned_by: None,
+            });
+        }
+        out.extend(dir_files(
+            Host::Copilot,
+            Scope::Project,
+            &root.join(".github/hooks"),
+        )?);
+    }
+    // A project that is the home directory shares its files with the user profiles.
+    let mut seen: Vec<PathBuf> = Vec::new();
+    out.retain(|f| {
+        let real = f.path.canonicalize().unwrap_or_else(|_| f.path.clone());
+        if seen.contains(&real) {
+            return false;
+        }
+        seen.push(real);
+        true
+    });
+    Ok(out)
+}
+
+/// The hook files in a directory a host reads whole files from (Copilot's `hooks/*.json`,
+/// OpenCode's `plugins/*.{js,mjs,ts}`), in name order, each marked with the fable source that
+/// wrote it.
+fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let (exts, form): (&[&str], Form) = if host == Host::OpenCode {
+        (&["js", "mjs", "ts"], Form::Plugin)
+    } else {
+        (&["json"], Form::Settings)
+    };
+    let mut out = Vec::new();
+    for entry in read {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        if !exts.contains(&ext) || !path.is_file() {
+            continue;
+        }
+        let owned_by = read_settings(&path)?.and_then(|t| host.spec().owned_file_key(&t));
+        out.push(HostFile {
+            host,
+            scope,
+            path,
+            form,
+            owned_by,
+        });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// A host file's parsed `text`: for a fable-owned plugin, the hooks it embeds; for a foreign
+/// plugin, `{}`.
+pub fn parse(file: &HostFile, text: &str) -> Result<Value> {
+    Ok(match file.form {
+        Form::Plugin => match &file.owned_by {
+            Some(_) => {
+                file.host
+                    .spec()
+                    .owned_file_document(text)
+                    .ok_or_else(|| Error::Invalid {
+                        path: file.path.clone(),
+                        message: "does not parse as fable's plugin".into(),
+                    })?
+            }
+            None => Value::Object(Default::default()),
+        },
+        Form::Settings => parse_settings(&file.path, file.host, Some(text.to_string()))?.value,
+    })
+}
+
+/// The command of an entry: the host's command key (`bash` for Copilot), else `command`, else
+/// the other shells' keys.
+pub fn entry_command(host: Host, entry: &Value) -> Option<String> {
+    [host.spec().command_key(), "command", "bash", "powershell"]
+        .iter()
+        .find_map(|k| entry.get(*k).and_then(Value::as_str))
+        .map(str::to_string)
+}
+
+/// An entry's `args` (Qwen Code runs `command` with them, without a shell).
+pub fn entry_args(entry: &Value) -> Vec<String> {
+    entry
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
