@@ -16,7 +16,6 @@ pub mod fleet;
 pub mod git;
 pub mod journal;
 pub mod keys;
-pub mod memo;
 pub mod ops;
 pub mod profiles;
 pub mod progress;

@@ -18,8 +18,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::git_hooks::{install_git_hooks, InstallGitHooks};
-use super::install::{install, InstallOptions, InstallReport};
+use super::install::{InstallOptions, InstallReport};
 use super::pinned::wire_pinned;
+use super::planner;
 use super::uninstall::{unwire, UninstallOptions};
 use crate::error::{Error, Result};
 use crate::fleet::desired::{layered, DesiredState};
@@ -156,9 +157,6 @@ pub fn apply_with(
     opts: &ApplyOptions,
     progress: &dyn crate::Progress,
 ) -> Result<ApplyReport> {
-    // Every source plans every profile: each file's parse (keyed by its text, read afresh each
-    // time) is shared by the plans of this apply (`crate::memo`).
-    let _memo = crate::memo::scope();
     let mut desired = desired_state(home)?;
     let only_others = opts.converge_only;
     if let Some(key) = &opts.except {
@@ -169,8 +167,8 @@ pub fn apply_with(
     let inv = &desired.top;
     let planned = specs(home, &desired, only_others)?;
     let hosts = hosts(inv);
-    let install_opts = |spec: &SourceSpec, dry_run: bool| InstallOptions {
-        spec: spec.clone(),
+    let install_opts = |dry_run: bool| InstallOptions {
+        spec: SourceSpec::Default,
         hosts: hosts.clone(),
         profile_dirs: Vec::new(),
         dry_run,
@@ -178,12 +176,26 @@ pub fn apply_with(
         verify_current: false,
         trust_codex: inv.trust_codex,
     };
-    // Plan everything first: a refusal anywhere writes nothing anywhere.
-    let mut previews = Vec::new();
+    // The sources the planner installs together (a pinned one is wired as it is instead).
+    let unpinned: Vec<SourceSpec> = planned
+        .iter()
+        .filter(|p| p.rollback_pin.is_none())
+        .map(|p| p.spec.clone())
+        .collect();
+    // Plan everything first: a refusal anywhere writes nothing anywhere. Each profile file is
+    // read and parsed once for all the sources (`ops::planner`).
     let total = planned.len();
+    progress.step(&format!("planning {total} source(s) against every profile"));
+    let mut plans = planner::plan(home, &install_opts(true), &unpinned, Vec::new())?;
+    let caches: Vec<_> = plans
+        .iter_mut()
+        .map(planner::Plan::take_tree_cache)
+        .collect();
+    let mut unpinned_previews = plans.into_iter().map(|p| p.preview(home, true));
+    let mut previews = Vec::new();
     for (i, p) in planned.iter().enumerate() {
-        progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
         if let Some(pin) = &p.rollback_pin {
+            progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
             previews.push(changed_plans(wire_pinned(
                 home,
                 &p.name,
@@ -194,7 +206,10 @@ pub fn apply_with(
             )?));
             continue;
         }
-        let report = changed_plans(install(home, &install_opts(&p.spec, true))?);
+        let report = unpinned_previews
+            .next()
+            .ok_or_else(|| Error::Usage(format!("internal: no plan for source {}", p.name)))?;
+        let report = changed_plans(report);
         if let (Some(pinned), Some(s)) = (&p.pinned_tree, report.sources.first()) {
             if *pinned != s.tree_hash {
                 return Err(FleetError::NotSynced {
@@ -286,25 +301,53 @@ pub fn apply_with(
             }
         }
     }
+    // Every unpinned source at once, when one of them has something to write (or the Codex
+    // trust step, which a preview leaves out, is to run): planned again under the install lock
+    // and each profile file written once (`ops::planner`).
+    let pending = planned
+        .iter()
+        .zip(&previews)
+        .any(|(p, r)| p.rollback_pin.is_none() && r.pending);
+    let mut installed = match !unpinned.is_empty() && (pending || trust) {
+        true => Some(
+            install_all(
+                home,
+                &install_opts(false),
+                &unpinned,
+                caches,
+                trust,
+                progress,
+            )?
+            .into_iter(),
+        ),
+        false => None,
+    };
     let mut failed = false;
     for (i, (p, preview)) in planned.iter().zip(previews).enumerate() {
-        progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
-        // A source whose preview writes nothing is converged and not planned again (unless
-        // the Codex trust step, which a preview leaves out, is to run).
         let install = match &p.rollback_pin {
-            _ if !preview.pending && !trust => InstallReport {
+            None => match installed.as_mut().and_then(Iterator::next) {
+                Some(report) => changed_plans(report),
+                None => InstallReport {
+                    dry_run: false,
+                    ..preview
+                },
+            },
+            // A pinned source whose preview writes nothing is converged.
+            Some(_) if !preview.pending && !trust => InstallReport {
                 dry_run: false,
                 ..preview
             },
-            Some(pin) => changed_plans(wire_pinned(
-                home,
-                &p.name,
-                pin,
-                &hosts,
-                false,
-                opts.lock_wait,
-            )?),
-            None => changed_plans(install(home, &install_opts(&p.spec, false))?),
+            Some(pin) => {
+                progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
+                changed_plans(wire_pinned(
+                    home,
+                    &p.name,
+                    pin,
+                    &hosts,
+                    false,
+                    opts.lock_wait,
+                )?)
+            }
         };
         failed |= !install.skipped_profiles.is_empty() || !install.git_failures.is_empty();
         report.changed |= install.changed;
@@ -382,6 +425,47 @@ pub fn apply_with(
         report.changed |= !report.journals_cleared.is_empty();
     }
     Ok(report)
+}
+
+/// Installs `specs` together (`fable install` of each, with one read, plan and write per
+/// profile file): planned under the install lock (from the previews' tree `caches`) and
+/// written, then, with `trust`, the Codex trust step once for every profile written, reported
+/// with each source.
+fn install_all(
+    home: &FableHome,
+    opts: &InstallOptions,
+    specs: &[SourceSpec],
+    caches: Vec<Option<(fable_snapshot::tree_cache::TreeCache, bool)>>,
+    trust: bool,
+    progress: &dyn crate::Progress,
+) -> Result<Vec<InstallReport>> {
+    let codex_selected = trust
+        && crate::profiles::filter(crate::profiles::discover(home)?, &opts.hosts, &[])
+            .iter()
+            .any(|p| p.host == Host::Codex);
+    if codex_selected {
+        super::codex_trust::require_codex(home)?;
+    }
+    home.ensure()?;
+    let mut reports = {
+        let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
+        let plans = planner::plan(home, opts, specs, caches)?;
+        planner::write(home, plans, progress)?
+    };
+    if codex_selected {
+        let mut written: Vec<crate::profiles::Profile> = Vec::new();
+        for p in reports.iter().flat_map(|r| r.plans.iter()) {
+            if !written.iter().any(|w| w.path == p.profile.path) {
+                written.push(p.profile.clone());
+            }
+        }
+        progress.step("trusting fable's Codex entries");
+        let trusted = super::codex_trust::trust_codex(home, &written, opts.lock_wait)?;
+        for r in &mut reports {
+            r.codex_trust = Some(trusted.clone());
+        }
+    }
+    Ok(reports)
 }
 
 /// Removes the journals of interrupted operations once this reconcile has converged what they

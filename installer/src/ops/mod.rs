@@ -9,6 +9,7 @@ pub mod gc;
 pub mod git_hooks;
 pub mod install;
 pub mod pinned;
+mod planner;
 pub mod profile;
 pub mod repair;
 pub mod resync;

@@ -17,5 +17,6 @@ mod owned_shape;
 pub mod patch;
 pub mod plan;
 mod prints;
+pub mod profile_file;
 pub mod syntax;
 pub mod toml_patch;
