@@ -186,8 +186,9 @@ pub fn apply_with(
     // read and parsed once for all the sources (`ops::planner`).
     let total = planned.len();
     progress.step(&format!("planning {total} source(s) against every profile"));
-    let mut plans = planner::plan(home, &install_opts(true), &unpinned, Vec::new())?;
-    let caches: Vec<_> = plans
+    let mut seen = planner::Seen::default();
+    let mut plans = planner::plan(home, &install_opts(true), &unpinned, &mut seen)?;
+    seen.trees = plans
         .iter_mut()
         .map(planner::Plan::take_tree_cache)
         .collect();
@@ -310,15 +311,7 @@ pub fn apply_with(
         .any(|(p, r)| p.rollback_pin.is_none() && r.pending);
     let mut installed = match !unpinned.is_empty() && (pending || trust) {
         true => Some(
-            install_all(
-                home,
-                &install_opts(false),
-                &unpinned,
-                caches,
-                trust,
-                progress,
-            )?
-            .into_iter(),
+            install_all(home, &install_opts(false), &unpinned, seen, trust, progress)?.into_iter(),
         ),
         false => None,
     };
@@ -428,14 +421,14 @@ pub fn apply_with(
 }
 
 /// Installs `specs` together (`fable install` of each, with one read, plan and write per
-/// profile file): planned under the install lock (from the previews' tree `caches`) and
+/// profile file): planned under the install lock (from what the previews saw) and
 /// written, then, with `trust`, the Codex trust step once for every profile written, reported
 /// with each source.
 fn install_all(
     home: &FableHome,
     opts: &InstallOptions,
     specs: &[SourceSpec],
-    caches: Vec<Option<(fable_snapshot::tree_cache::TreeCache, bool)>>,
+    mut seen: planner::Seen,
     trust: bool,
     progress: &dyn crate::Progress,
 ) -> Result<Vec<InstallReport>> {
@@ -449,7 +442,7 @@ fn install_all(
     home.ensure()?;
     let mut reports = {
         let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
-        let plans = planner::plan(home, opts, specs, caches)?;
+        let plans = planner::plan(home, opts, specs, &mut seen)?;
         planner::write(home, plans, progress)?
     };
     if codex_selected {

@@ -200,15 +200,18 @@ fn converge(
 ) -> Result<InstallReport> {
     progress.step("reading the source and every profile");
     let specs = std::slice::from_ref(&opts.spec);
-    let mut preview = one(planner::plan(home, opts, specs, vec![None])?)?;
+    let mut seen = planner::Seen::default();
+    let mut preview = one(planner::plan(home, opts, specs, &mut seen)?)?;
     if opts.dry_run || !preview.needs_work(home) {
         return Ok(preview.preview(home, opts.dry_run));
     }
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
     // Under the lock, plan again: another install may have changed things meanwhile (the walk
-    // re-checks every stat, against what the first plan saw).
-    let planned = planner::plan(home, opts, specs, vec![preview.take_tree_cache()])?;
+    // re-checks every stat, against what the first plan saw; a profile file and its record
+    // whose stamps did not change are not read again).
+    seen.trees = vec![preview.take_tree_cache()];
+    let planned = planner::plan(home, opts, specs, &mut seen)?;
     one(planner::write(home, planned, progress)?)
 }
 

@@ -131,6 +131,15 @@ impl Wants<'_> {
     }
 }
 
+/// What an earlier plan of the same sources in this process saw: the tree caches of its walks
+/// of the sources (see [`sync::prepare_with`]) and the profile files it read, which a plan
+/// under the install lock starts from when they did not change ([`ProfileFile::still`]).
+#[derive(Default)]
+pub(crate) struct Seen {
+    pub(crate) trees: Vec<Option<(TreeCache, bool)>>,
+    files: HashMap<PathBuf, ProfileFile>,
+}
+
 /// A source's first reason to be refused (`File`: the profile file's, kept once for all).
 enum Refusal {
     Own(Error),
@@ -138,22 +147,23 @@ enum Refusal {
 }
 
 /// Plans the install of every source of `specs`, in order, into the profiles `opts` selects
-/// (`opts.spec` is not used); `seen` holds the tree caches of an earlier plan of the same
-/// sources in this process (see [`sync::prepare_with`]). A profile one source cannot plan is
+/// (`opts.spec` is not used), from what an earlier plan saw (`seen`, which keeps the profile
+/// files this plan read for the next). A profile one source cannot plan is
 /// skipped for that source, unless every one is refused: then planning fails with the first
 /// refusal (and creates nothing).
 pub(crate) fn plan(
     home: &FableHome,
     opts: &InstallOptions,
     specs: &[SourceSpec],
-    seen: Vec<Option<(TreeCache, bool)>>,
+    seen: &mut Seen,
 ) -> Result<Vec<Plan>> {
     home.refuse_unsafe()?;
-    let mut seen = seen.into_iter();
+    let mut trees = std::mem::take(&mut seen.trees).into_iter();
     let mut prepared = Vec::with_capacity(specs.len());
     for spec in specs {
-        prepared.push(sync::prepare_with(home, spec, seen.next().flatten())?);
+        prepared.push(sync::prepare_with(home, spec, trees.next().flatten())?);
     }
+    let mut earlier = std::mem::take(&mut seen.files);
     let all = profiles::discover(home)?;
     let known: Vec<String> = all
         .iter()
@@ -212,7 +222,8 @@ pub(crate) fn plan(
             }
             continue;
         }
-        let mut file = match ProfileFile::open(home, profile) {
+        let again = earlier.remove(&profile.path).and_then(|f| f.still(home));
+        let mut file = match again.map_or_else(|| ProfileFile::open(home, profile), Ok) {
             Ok(file) => file,
             Err(e) => {
                 for i in 0..n {
@@ -248,6 +259,7 @@ pub(crate) fn plan(
                 }
             }
         }
+        seen.files.insert(profile.path.clone(), file);
     }
     let mut out = Vec::with_capacity(n);
     for (((prepared, plans), skipped), refused) in
@@ -293,7 +305,11 @@ pub(crate) fn write(
 ) -> Result<Vec<InstallReport>> {
     let mut journals = Vec::with_capacity(plans.len());
     let mut synced = Vec::with_capacity(plans.len());
-    for plan in &plans {
+    let total = plans.len();
+    for (i, plan) in plans.iter().enumerate() {
+        if total > 1 {
+            progress.step(&format!("source {} ({}/{total})", plan.prepared.key, i + 1));
+        }
         let journal = if plan.needs_sync(home)
             || plan.plans.iter().any(ProfilePlan::changed)
             || plan.git_changes()

@@ -387,6 +387,7 @@ pub fn write_plans(home: &FableHome, plans: &[&ProfilePlan]) -> Result<()> {
                 fence::unchanged(at, stamp.as_ref(), before.as_deref())
             })?;
         if written {
+            crate::testpoint::count("write", path);
             crate::testpoint::pause("after-rename");
             return owned::save(home, &id, &record);
         }

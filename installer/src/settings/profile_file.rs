@@ -52,6 +52,31 @@ pub struct ProfileFile {
     pub record: Arc<Vec<OwnedEntry>>,
     /// The record's claims in the document, indexed ([`Self::analysis`]).
     analysis: Option<Rc<Analysis>>,
+    /// The document of `read`.
+    origin: Rc<Document>,
+    /// What the hook file and the record were when read ([`Self::still`]).
+    stamps: [Option<FileStamp>; 2],
+}
+
+/// What identifies one version of a file without reading it: device, inode, size, mtime and
+/// ctime (seconds and nanoseconds). Every write fable makes is an atomic rename (a new inode).
+type FileStamp = [i64; 7];
+
+/// The stamp of the file at `path` (following links), `None` when it does not exist or cannot
+/// be stamped.
+fn stamp_of(path: &Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path).ok()?;
+    let wide = |v: u64| i64::try_from(v).ok();
+    Some([
+        wide(md.dev())?,
+        wide(md.ino())?,
+        wide(md.size())?,
+        md.mtime(),
+        md.mtime_nsec(),
+        md.ctime(),
+        md.ctime_nsec(),
+    ])
 }
 
 /// What the plans of one document and record share: the entries' fingerprints and the
@@ -71,6 +96,11 @@ impl ProfileFile {
     /// Reads and parses `profile`'s hook file once, with fable's record of it and the hooks
     /// containers of its original backup.
     pub fn open(home: &FableHome, profile: &Profile) -> Result<ProfileFile> {
+        // Stamped before the reads: a change during a read leaves a stamp that fits no more.
+        let stamps = [
+            stamp_of(&profile.path),
+            stamp_of(&owned::record_path(home, &profile.id())),
+        ];
         let text: Option<Arc<str>> = read(&profile.path)?.map(Arc::from);
         let doc = parse(
             &profile.path,
@@ -79,6 +109,7 @@ impl ProfileFile {
         )?;
         let stored = owned::load_shared(home, &profile.id())?;
         let (user_hooks, user_events) = user_containers(home, profile, &doc);
+        let doc = Rc::new(doc);
         Ok(ProfileFile {
             profile: profile.clone(),
             read: text.clone(),
@@ -86,10 +117,30 @@ impl ProfileFile {
             user_hooks,
             user_events,
             text,
-            doc: Rc::new(doc),
+            doc: Rc::clone(&doc),
             record: stored,
             analysis: None,
+            origin: doc,
+            stamps,
         })
+    }
+
+    /// This file as it was read, when neither the hook file nor the record changed since (by
+    /// their stamps, a file that was not there is still not there; the write is still fenced
+    /// by the file's content): what planning again under the install lock starts from,
+    /// without reading the file again. `None` when either changed.
+    pub fn still(mut self, home: &FableHome) -> Option<ProfileFile> {
+        let now = [
+            stamp_of(&self.profile.path),
+            stamp_of(&owned::record_path(home, &self.profile.id())),
+        ];
+        if now != self.stamps {
+            return None;
+        }
+        self.text = self.read.clone();
+        self.doc = Rc::clone(&self.origin);
+        self.record = Arc::clone(&self.stored);
+        Some(self)
     }
 
     /// `profile`'s hook file found to hold `text` (it changed since it was read: planned
@@ -105,6 +156,7 @@ impl ProfileFile {
             profile.host,
             text.as_deref().map(str::to_string),
         )?;
+        let doc = Rc::new(doc);
         Ok(ProfileFile {
             profile: profile.clone(),
             read: text.clone(),
@@ -112,9 +164,11 @@ impl ProfileFile {
             user_hooks: containers.0,
             user_events: containers.1,
             text,
-            doc: Rc::new(doc),
+            doc: Rc::clone(&doc),
             record: stored,
             analysis: None,
+            origin: doc,
+            stamps: [None, None],
         })
     }
 
