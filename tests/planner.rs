@@ -4,7 +4,7 @@
 //! write of one each say so on stderr (`fable-test: read PATH`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::util::{write, TestEnv};
 
@@ -78,9 +78,9 @@ fn counted_apply(env: &TestEnv) -> (serde_json::Value, BTreeMap<(String, PathBuf
     (serde_json::from_slice(&out.stdout).unwrap(), counts)
 }
 
-fn count(counts: &BTreeMap<(String, PathBuf), usize>, what: &str, path: &PathBuf) -> usize {
+fn count(counts: &BTreeMap<(String, PathBuf), usize>, what: &str, path: &Path) -> usize {
     counts
-        .get(&(what.to_string(), path.clone()))
+        .get(&(what.to_string(), path.to_path_buf()))
         .copied()
         .unwrap_or(0)
 }

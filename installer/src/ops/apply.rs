@@ -311,7 +311,8 @@ pub fn apply_with(
         .any(|(p, r)| p.rollback_pin.is_none() && r.pending);
     let mut installed = match !unpinned.is_empty() && (pending || trust) {
         true => Some(
-            install_all(home, &install_opts(false), &unpinned, seen, trust, progress)?.into_iter(),
+            planner::install_all(home, &install_opts(false), &unpinned, seen, trust, progress)?
+                .into_iter(),
         ),
         false => None,
     };
@@ -418,47 +419,6 @@ pub fn apply_with(
         report.changed |= !report.journals_cleared.is_empty();
     }
     Ok(report)
-}
-
-/// Installs `specs` together (`fable install` of each, with one read, plan and write per
-/// profile file): planned under the install lock (from what the previews saw) and
-/// written, then, with `trust`, the Codex trust step once for every profile written, reported
-/// with each source.
-fn install_all(
-    home: &FableHome,
-    opts: &InstallOptions,
-    specs: &[SourceSpec],
-    mut seen: planner::Seen,
-    trust: bool,
-    progress: &dyn crate::Progress,
-) -> Result<Vec<InstallReport>> {
-    let codex_selected = trust
-        && crate::profiles::filter(crate::profiles::discover(home)?, &opts.hosts, &[])
-            .iter()
-            .any(|p| p.host == Host::Codex);
-    if codex_selected {
-        super::codex_trust::require_codex(home)?;
-    }
-    home.ensure()?;
-    let mut reports = {
-        let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
-        let plans = planner::plan(home, opts, specs, &mut seen)?;
-        planner::write(home, plans, progress)?
-    };
-    if codex_selected {
-        let mut written: Vec<crate::profiles::Profile> = Vec::new();
-        for p in reports.iter().flat_map(|r| r.plans.iter()) {
-            if !written.iter().any(|w| w.path == p.profile.path) {
-                written.push(p.profile.clone());
-            }
-        }
-        progress.step("trusting fable's Codex entries");
-        let trusted = super::codex_trust::trust_codex(home, &written, opts.lock_wait)?;
-        for r in &mut reports {
-            r.codex_trust = Some(trusted.clone());
-        }
-    }
-    Ok(reports)
 }
 
 /// Removes the journals of interrupted operations once this reconcile has converged what they

@@ -8,158 +8,16 @@
 //! in [`InstallReport::skipped_profiles`]; the others are installed. Only when every selected
 //! profile is refused does the install fail as a whole, before creating anything.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
-use serde::Serialize;
-
-use super::codex_trust::{trust_codex, TrustReport};
+use super::codex_trust::trust_codex;
+pub use super::install_report::{InstallOptions, InstallReport, SkippedProfile};
 use super::planner;
 use crate::error::{Error, Result};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
 use crate::profiles;
-use crate::settings::plan::{ProfilePlan, ProfileReport};
-use crate::sync::{SourceSpec, Synced};
 use fable_hosts::Host;
-
-/// What to install and where.
-#[derive(Debug, Clone)]
-pub struct InstallOptions {
-    pub spec: SourceSpec,
-    pub hosts: Vec<Host>,
-    pub profile_dirs: Vec<PathBuf>,
-    pub dry_run: bool,
-    pub lock_wait: Duration,
-    /// Re-hash the current generation and re-sync it when it was tampered with (the doctor's
-    /// repair; an ordinary install trusts an existing generation, to stay fast).
-    pub verify_current: bool,
-    /// Also trust fable's Codex entries afterwards (`--trust-codex`; `trust_codex = true` in
-    /// `$FABLE_HOME/config.toml` does the same for every install), see [`super::codex_trust`].
-    pub trust_codex: bool,
-}
-
-/// The result of an install (the `--json` document).
-#[derive(Debug, Clone, Serialize)]
-pub struct InstallReport {
-    pub changed: bool,
-    pub dry_run: bool,
-    pub sources: Vec<Synced>,
-    pub profiles: Vec<ProfileReport>,
-    pub git: Vec<crate::git::GitReport>,
-    /// Git targets that could not be converged (each names the repository and the reason).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub git_failures: Vec<String>,
-    /// Profiles left out because their file cannot be read, parsed, planned or written.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub skipped_profiles: Vec<SkippedProfile>,
-    /// The Codex trust step, when it ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub codex_trust: Option<TrustReport>,
-    /// Full plans, for human `--dry-run` diffs.
-    #[serde(skip)]
-    pub plans: Vec<ProfilePlan>,
-    /// A dry run's answer to "would the real run write anything" (also a record refresh,
-    /// which `changed` does not report); false after a real run. `fable apply` skips the real
-    /// run of a source whose preview says no.
-    #[serde(skip)]
-    pub pending: bool,
-}
-
-/// A profile an install left out, untouched: its file cannot be read, parsed or planned (or
-/// its write failed). One bad profile never stops the others.
-#[derive(Debug, Clone, Serialize)]
-pub struct SkippedProfile {
-    /// The host's name.
-    pub host: String,
-    /// The settings file.
-    pub path: PathBuf,
-    /// What is wrong, naming the file (and `line:column` for a syntax error).
-    pub error: String,
-    /// What to do about it.
-    pub fix: String,
-}
-
-impl SkippedProfile {
-    pub(crate) fn new(profile: &profiles::Profile, error: &Error) -> SkippedProfile {
-        let path = &profile.path;
-        let fix = match error {
-            Error::Parse { line, column, .. } => format!(
-                "fix the syntax at {}:{line}:{column} by hand, then run `fable install` again",
-                path.display()
-            ),
-            _ => format!(
-                "fix {} by hand (or leave this profile out with --host/--profile), then run `fable install` again",
-                path.display()
-            ),
-        };
-        SkippedProfile {
-            host: profile.host.name().to_string(),
-            path: path.clone(),
-            error: error.to_string(),
-            fix,
-        }
-    }
-}
-
-/// A profile that is to change must be writable now, so an unwritable one is skipped before
-/// the first write, not found after others were rewritten. A real run probes the directory
-/// with a temp file of the new content (which also finds a full disk); a dry run writes
-/// nothing, not even that file (it would change the directory's mtime), and asks the kernel
-/// instead ([`check_writable`]).
-pub(crate) fn probe_target(plan: &ProfilePlan, dry_run: bool) -> Result<()> {
-    if !plan.changed() {
-        return Ok(());
-    }
-    if dry_run {
-        return check_writable(plan.file());
-    }
-    fable_snapshot::fsutil::probe_writable(plan.file(), plan.after.as_bytes()).map_err(Error::from)
-}
-
-/// Whether `path` could be replaced now, without writing: the real file (through its links)
-/// must be a regular file when it exists, and its directory (or nearest existing ancestor)
-/// must grant write and search by `access(2)`, which also reports a read-only file system
-/// (`EROFS`) and an immutable directory (`EPERM`).
-fn check_writable(path: &Path) -> Result<()> {
-    let real = fable_snapshot::fsutil::resolve_link_chain(path)?;
-    if let Ok(md) = std::fs::metadata(&real) {
-        if !md.is_file() {
-            return Err(Error::Invalid {
-                path: path.to_path_buf(),
-                message: format!(
-                    "{} is not a regular file; fable replaces only regular files",
-                    real.display()
-                ),
-            });
-        }
-    }
-    let mut dir = real.parent().unwrap_or(Path::new("/"));
-    while !dir.exists() {
-        match dir.parent() {
-            Some(p) => dir = p,
-            None => break,
-        }
-    }
-    let c =
-        std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| Error::Invalid {
-            path: dir.to_path_buf(),
-            message: "a path with a NUL byte".into(),
-        })?;
-    // SAFETY: `c` is a NUL-terminated path that outlives the call; access(2) only reads it.
-    let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    Err(Error::Invalid {
-        path: dir.to_path_buf(),
-        message: format!(
-            "cannot write here ({e}), so {} cannot be changed; fix the directory (permissions, `chattr -i`, a read-only mount) or leave this profile out with --host/--profile",
-            path.display()
-        ),
-    })
-}
 
 /// Runs an install (or only plans it, with `dry_run`), then, when asked to, the Codex trust
 /// step ([`super::codex_trust`]) as a step of its own, after the profiles are written. Without

@@ -8,6 +8,7 @@ pub mod fleet_sync;
 pub mod gc;
 pub mod git_hooks;
 pub mod install;
+mod install_report;
 pub mod pinned;
 mod planner;
 pub mod profile;

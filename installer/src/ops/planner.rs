@@ -12,11 +12,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::install::{probe_target, InstallOptions, InstallReport, SkippedProfile};
+use super::install_report::{InstallOptions, InstallReport, SkippedProfile};
 use crate::error::{Error, Result};
 use crate::git::ConvergeOutcome;
 use crate::home::FableHome;
 use crate::journal::{Intent, Journal};
+use crate::lock::InstallLock;
 use crate::profiles;
 use crate::settings::desired::{self as wiring, Wiring};
 use crate::settings::patch::Ownership;
@@ -379,6 +380,106 @@ pub(crate) fn write(
         reports.push(report);
     }
     Ok(reports)
+}
+
+/// Installs `specs` together (`fable install` of each, with one read, plan and write per
+/// profile file): planned under the install lock (from what the previews saw) and
+/// written, then, with `trust`, the Codex trust step once for every profile written, reported
+/// with each source.
+pub(crate) fn install_all(
+    home: &FableHome,
+    opts: &InstallOptions,
+    specs: &[SourceSpec],
+    mut seen: Seen,
+    trust: bool,
+    progress: &dyn crate::Progress,
+) -> Result<Vec<InstallReport>> {
+    let codex_selected = trust
+        && crate::profiles::filter(crate::profiles::discover(home)?, &opts.hosts, &[])
+            .iter()
+            .any(|p| p.host == Host::Codex);
+    if codex_selected {
+        super::codex_trust::require_codex(home)?;
+    }
+    home.ensure()?;
+    let mut reports = {
+        let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
+        let plans = plan(home, opts, specs, &mut seen)?;
+        write(home, plans, progress)?
+    };
+    if codex_selected {
+        let mut written: Vec<crate::profiles::Profile> = Vec::new();
+        for p in reports.iter().flat_map(|r| r.plans.iter()) {
+            if !written.iter().any(|w| w.path == p.profile.path) {
+                written.push(p.profile.clone());
+            }
+        }
+        progress.step("trusting fable's Codex entries");
+        let trusted = super::codex_trust::trust_codex(home, &written, opts.lock_wait)?;
+        for r in &mut reports {
+            r.codex_trust = Some(trusted.clone());
+        }
+    }
+    Ok(reports)
+}
+
+/// A profile that is to change must be writable now, so an unwritable one is skipped before
+/// the first write, not found after others were rewritten. A real run probes the directory
+/// with a temp file of the new content (which also finds a full disk); a dry run writes
+/// nothing, not even that file (it would change the directory's mtime), and asks the kernel
+/// instead ([`check_writable`]).
+fn probe_target(plan: &ProfilePlan, dry_run: bool) -> Result<()> {
+    if !plan.changed() {
+        return Ok(());
+    }
+    if dry_run {
+        return check_writable(plan.file());
+    }
+    fable_snapshot::fsutil::probe_writable(plan.file(), plan.after.as_bytes()).map_err(Error::from)
+}
+
+/// Whether `path` could be replaced now, without writing: the real file (through its links)
+/// must be a regular file when it exists, and its directory (or nearest existing ancestor)
+/// must grant write and search by `access(2)`, which also reports a read-only file system
+/// (`EROFS`) and an immutable directory (`EPERM`).
+fn check_writable(path: &Path) -> Result<()> {
+    let real = fable_snapshot::fsutil::resolve_link_chain(path)?;
+    if let Ok(md) = std::fs::metadata(&real) {
+        if !md.is_file() {
+            return Err(Error::Invalid {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{} is not a regular file; fable replaces only regular files",
+                    real.display()
+                ),
+            });
+        }
+    }
+    let mut dir = real.parent().unwrap_or(Path::new("/"));
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) => dir = p,
+            None => break,
+        }
+    }
+    let c =
+        std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| Error::Invalid {
+            path: dir.to_path_buf(),
+            message: "a path with a NUL byte".into(),
+        })?;
+    // SAFETY: `c` is a NUL-terminated path that outlives the call; access(2) only reads it.
+    let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    Err(Error::Invalid {
+        path: dir.to_path_buf(),
+        message: format!(
+            "cannot write here ({e}), so {} cannot be changed; fix the directory (permissions, `chattr -i`, a read-only mount) or leave this profile out with --host/--profile",
+            path.display()
+        ),
+    })
 }
 
 fn intent(planned: &Plan) -> Intent {
