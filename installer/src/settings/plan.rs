@@ -89,16 +89,20 @@ impl ProfilePlan {
         file.follow(next, Arc::clone(&self.record));
     }
 
-    /// Drops `after` of a plan that a later plan of the same file follows: only the last
-    /// plan's `after` is written (an apply holds every source's plans at once).
+    /// Drops `after` (and the record of fable's entries in it) of a plan that a later plan of
+    /// the same file follows: only the last plan's are written (an apply holds every source's
+    /// plans at once, and each would hold a copy of the whole file and record).
     pub fn forget_after(&mut self) {
         self.after = Arc::from("");
+        self.record = Arc::default();
     }
 
-    /// Drops `before` of a plan that follows an earlier plan of the same file: only the first
-    /// plan's `before` (the file as read) is compared and backed up.
+    /// Drops `before` (and the record as it stood before) of a plan that follows an earlier
+    /// plan of the same file: only the first plan's (the file and record as read) are compared,
+    /// backed up and planned from again.
     pub fn forget_before(&mut self) {
         self.before = None;
+        self.own.record.stored = Arc::default();
     }
 
     /// True for a file fable owns whole (nothing of the user's in it to back up or restore).
