@@ -270,8 +270,7 @@ fn edit(file: &mut ProfileFile, desired: &Desired, own: &Ownership) -> Result<Ed
     let analysis = file.analysis();
     let doc = Rc::clone(&file.doc);
     let mut own = own.clone();
-    let orphans = analysis.claims.keys().iter().filter(|k| own.is_orphan(k));
-    let orphans = orphans.cloned().collect();
+    let orphans = analysis.orphans(&own);
     own.record
         .set_indexed_claims(Arc::clone(&analysis.claims), orphans);
     let edits = plan(&path, &doc, layout, desired, &own)?;

@@ -4,6 +4,7 @@
 //! document and record: [`ProfileFile::follow`]), so a reconcile plans all its sources against
 //! one read of the file and writes the file once (`settings::plan::write_plans`).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use crate::error::Result;
 use crate::home::FableHome;
 use crate::profiles::Profile;
 use crate::settings::owned::{self, Claims, OwnedEntry};
-use crate::settings::patch::Document;
+use crate::settings::patch::{Document, Ownership};
 use crate::settings::syntax::Syntax;
 
 /// Reads a hook file (following symlinks); `None` when it does not exist. Anything but a
@@ -90,6 +91,32 @@ pub struct Analysis {
     /// The record of a plan that changes nothing: the stored record itself when the claims
     /// are it (so that saving it compares pointers).
     pub kept: Arc<Vec<OwnedEntry>>,
+    /// The keys among the claims that are orphans, for the list of live keys (and whether
+    /// fable's markers are known) they were found with ([`Self::orphans`]).
+    orphans: std::cell::RefCell<Option<(Arc<BTreeSet<String>>, bool, Vec<String>)>>,
+}
+
+impl Analysis {
+    /// The keys among the claims whose sources are not installed (`Ownership::is_orphan`):
+    /// found once for all the sources planned with the same list of live keys, not once per
+    /// source (each would look every key of the file up).
+    pub fn orphans(&self, own: &Ownership) -> Vec<String> {
+        let markers = !own.fable.is_empty();
+        if let Some((live, m, found)) = &*self.orphans.borrow() {
+            if Arc::ptr_eq(live, &own.live_keys) && *m == markers {
+                return found.clone();
+            }
+        }
+        let found: Vec<String> = self
+            .claims
+            .keys()
+            .iter()
+            .filter(|k| own.is_orphan(k))
+            .cloned()
+            .collect();
+        *self.orphans.borrow_mut() = Some((Arc::clone(&own.live_keys), markers, found.clone()));
+        found
+    }
 }
 
 impl ProfileFile {
@@ -196,6 +223,7 @@ impl ProfileFile {
             prints,
             claims: Arc::new(claims),
             kept,
+            orphans: std::cell::RefCell::new(None),
         });
         self.analysis = Some(Rc::clone(&a));
         a
