@@ -93,8 +93,11 @@ pub struct Analysis {
     pub kept: Arc<Vec<OwnedEntry>>,
     /// The keys among the claims that are orphans, for the list of live keys (and whether
     /// fable's markers are known) they were found with ([`Self::orphans`]).
-    orphans: std::cell::RefCell<Option<(Arc<BTreeSet<String>>, bool, Vec<String>)>>,
+    orphans: std::cell::RefCell<Option<Orphans>>,
 }
+
+/// Orphan keys found with a list of live keys (and whether fable's markers were known).
+type Orphans = (Arc<BTreeSet<String>>, bool, Vec<String>);
 
 impl Analysis {
     /// The keys among the claims whose sources are not installed (`Ownership::is_orphan`):
