@@ -24,6 +24,7 @@ mod ownership;
 mod packs;
 mod packs_selector;
 mod patched_hosts;
+mod planner;
 mod plugin_corpus;
 mod plugins;
 mod real_clients;

@@ -38,7 +38,14 @@ impl Journal {
     pub fn begin(home: &FableHome, intent: &Intent) -> Result<Self> {
         let dir = home.journal_dir();
         create_dir_all_mode(&dir, 0o700)?;
-        let path = dir.join(format!("{}-{}.json", intent.started_at, intent.pid));
+        // One process may keep several open at once (an apply installs its sources together).
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = match n {
+            0 => format!("{}-{}.json", intent.started_at, intent.pid),
+            n => format!("{}-{}-{n}.json", intent.started_at, intent.pid),
+        };
+        let path = dir.join(name);
         let text = serde_json::to_vec_pretty(intent).map_err(|e| Error::Invalid {
             path: path.clone(),
             message: e.to_string(),

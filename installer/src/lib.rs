@@ -17,7 +17,6 @@ pub mod git;
 pub mod inspect;
 pub mod journal;
 pub mod keys;
-pub mod memo;
 pub mod ops;
 pub mod profiles;
 pub mod progress;

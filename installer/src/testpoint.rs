@@ -13,3 +13,13 @@ pub fn pause(name: &str) {
         std::thread::sleep(std::time::Duration::from_secs(secs));
     }
 }
+
+/// With `FABLE_TEST_COUNT_IO` in the environment, says on stderr each time the planner reads or
+/// parses a profile's hook file (`fable-test: read PATH`, `fable-test: parse PATH`), so a test
+/// can count them per file (docs/design.md, "One planner per profile file").
+pub fn count(what: &str, path: &std::path::Path) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("FABLE_TEST_COUNT_IO").is_some()) {
+        eprintln!("fable-test: {what} {}", path.display());
+    }
+}

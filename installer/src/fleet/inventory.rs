@@ -116,18 +116,9 @@ impl Inventory {
         Self::parse(path, &text, user_home)
     }
 
-    /// [`Self::load`], read-only: the parse is shared with every earlier load of the same
-    /// text in a [`crate::memo::Scope`] (apply plans every source with the inventory's
-    /// profiles).
+    /// [`Self::load`], read-only and shared (`Rc`).
     pub fn load_shared(path: &Path, user_home: &Path) -> Result<std::rc::Rc<Self>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::io(path, e)),
-        };
-        crate::memo::parsed("inventory", path, Some(&text), || {
-            Self::parse(path, &text, user_home)
-        })
+        Self::load(path, user_home).map(std::rc::Rc::new)
     }
 
     /// Parses and validates inventory text read from `path`.

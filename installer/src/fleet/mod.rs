@@ -59,7 +59,7 @@ pub fn load(home: &FableHome) -> Result<Inventory> {
     Inventory::load(&home.inventory_path(), home.user_home())
 }
 
-/// [`load`], read-only and shared within a [`crate::memo::Scope`] ([`Inventory::load_shared`]).
+/// [`load`], read-only and shared ([`Inventory::load_shared`]).
 pub fn load_shared(home: &FableHome) -> Result<std::rc::Rc<Inventory>> {
     Inventory::load_shared(&home.inventory_path(), home.user_home())
 }

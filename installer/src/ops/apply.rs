@@ -17,8 +17,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::git_hooks::{install_git_hooks, InstallGitHooks};
-use super::install::{install, InstallOptions, InstallReport};
+use super::install::{InstallOptions, InstallReport};
 use super::pinned::wire_pinned;
+use super::planner;
 use super::state::{desired_state, prune_set, wired_keys};
 use super::uninstall::{unwire, UninstallOptions};
 use crate::error::{Error, Result};
@@ -118,9 +119,6 @@ pub fn apply_with(
     opts: &ApplyOptions,
     progress: &dyn crate::Progress,
 ) -> Result<ApplyReport> {
-    // Every source plans every profile: each file's parse (keyed by its text, read afresh each
-    // time) is shared by the plans of this apply (`crate::memo`).
-    let _memo = crate::memo::scope();
     let mut desired = desired_state(home)?;
     let only_others = opts.converge_only;
     if let Some(key) = &opts.except {
@@ -131,8 +129,8 @@ pub fn apply_with(
     let inv = &desired.top;
     let planned = specs(home, &desired, only_others)?;
     let hosts = hosts(inv);
-    let install_opts = |spec: &SourceSpec, dry_run: bool| InstallOptions {
-        spec: spec.clone(),
+    let install_opts = |dry_run: bool| InstallOptions {
+        spec: SourceSpec::Default,
         hosts: hosts.clone(),
         profile_dirs: Vec::new(),
         dry_run,
@@ -140,12 +138,27 @@ pub fn apply_with(
         verify_current: false,
         trust_codex: inv.trust_codex,
     };
-    // Plan everything first: a refusal anywhere writes nothing anywhere.
-    let mut previews = Vec::new();
+    // The sources the planner installs together (a pinned one is wired as it is instead).
+    let unpinned: Vec<SourceSpec> = planned
+        .iter()
+        .filter(|p| p.rollback_pin.is_none())
+        .map(|p| p.spec.clone())
+        .collect();
+    // Plan everything first: a refusal anywhere writes nothing anywhere. Each profile file is
+    // read and parsed once for all the sources (`ops::planner`).
     let total = planned.len();
+    progress.step(&format!("planning {total} source(s) against every profile"));
+    let mut seen = planner::Seen::default();
+    let mut plans = planner::plan(home, &install_opts(true), &unpinned, &mut seen)?;
+    seen.trees = plans
+        .iter_mut()
+        .map(planner::Plan::take_tree_cache)
+        .collect();
+    let mut unpinned_previews = plans.into_iter().map(|p| p.preview(home, true));
+    let mut previews = Vec::new();
     for (i, p) in planned.iter().enumerate() {
-        progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
         if let Some(pin) = &p.rollback_pin {
+            progress.step(&format!("planning source {} ({}/{total})", p.name, i + 1));
             previews.push(changed_plans(wire_pinned(
                 home,
                 &p.name,
@@ -156,7 +169,10 @@ pub fn apply_with(
             )?));
             continue;
         }
-        let report = changed_plans(install(home, &install_opts(&p.spec, true))?);
+        let report = unpinned_previews
+            .next()
+            .ok_or_else(|| Error::Usage(format!("internal: no plan for source {}", p.name)))?;
+        let report = changed_plans(report);
         if let (Some(pinned), Some(s)) = (&p.pinned_tree, report.sources.first()) {
             if *pinned != s.tree_hash {
                 return Err(FleetError::NotSynced {
@@ -248,25 +264,46 @@ pub fn apply_with(
             }
         }
     }
+    // Every unpinned source at once, when one of them has something to write (or the Codex
+    // trust step, which a preview leaves out, is to run): planned again under the install lock
+    // and each profile file written once (`ops::planner`).
+    let pending = planned
+        .iter()
+        .zip(&previews)
+        .any(|(p, r)| p.rollback_pin.is_none() && r.pending);
+    let mut installed = match !unpinned.is_empty() && (pending || trust) {
+        true => Some(
+            planner::install_all(home, &install_opts(false), &unpinned, seen, trust, progress)?
+                .into_iter(),
+        ),
+        false => None,
+    };
     let mut failed = false;
     for (i, (p, preview)) in planned.iter().zip(previews).enumerate() {
-        progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
-        // A source whose preview writes nothing is converged and not planned again (unless
-        // the Codex trust step, which a preview leaves out, is to run).
         let install = match &p.rollback_pin {
-            _ if !preview.pending && !trust => InstallReport {
+            None => match installed.as_mut().and_then(Iterator::next) {
+                Some(report) => changed_plans(report),
+                None => InstallReport {
+                    dry_run: false,
+                    ..preview
+                },
+            },
+            // A pinned source whose preview writes nothing is converged.
+            Some(_) if !preview.pending && !trust => InstallReport {
                 dry_run: false,
                 ..preview
             },
-            Some(pin) => changed_plans(wire_pinned(
-                home,
-                &p.name,
-                pin,
-                &hosts,
-                false,
-                opts.lock_wait,
-            )?),
-            None => changed_plans(install(home, &install_opts(&p.spec, false))?),
+            Some(pin) => {
+                progress.step(&format!("source {} ({}/{total})", p.name, i + 1));
+                changed_plans(wire_pinned(
+                    home,
+                    &p.name,
+                    pin,
+                    &hosts,
+                    false,
+                    opts.lock_wait,
+                )?)
+            }
         };
         failed |= !install.skipped_profiles.is_empty() || !install.git_failures.is_empty();
         report.changed |= install.changed;

@@ -333,48 +333,25 @@ pub fn commandless(desired: &Desired) -> Vec<Value> {
 
 /// [`commandless`] of what the current generation of source `key` wires into `host` (empty
 /// when it cannot be read): what an uninstall, or an install that changes them, replaces.
+/// The planner asks once per source and host (`ops::planner`).
 pub fn current_commandless(home: &FableHome, key: &str, host: Host) -> Vec<Value> {
-    let target = Target::new(home, key);
-    let root = &target.stable_root;
-    let manifest_path = root.join(MANIFEST_PATH);
-    let Ok(text) = std::fs::read_to_string(&manifest_path) else {
-        return Vec::new();
-    };
-    // Parsed once per text in an apply, which plans each source once per profile.
-    let parsed = crate::memo::parsed("current manifest", &manifest_path, Some(&text), || {
-        Manifest::parse(&text, &manifest_path)
-    });
-    let Ok(manifest) = parsed else {
-        return Vec::new();
-    };
-    let manifest = match SourceConfig::load(root) {
-        Ok(config) => (*manifest).clone().with_overrides(config.hosts),
-        Err(_) => (*manifest).clone(),
-    };
-    // The current generation is, once converged, the one being installed: its entries are
-    // those the plan itself rendered (`desired_shared`).
-    commandless(&desired_shared(home, key, &manifest, host).1.desired)
+    match current_manifest(home, key) {
+        Some(manifest) => commandless(&desired(&manifest, &Target::new(home, key), host).desired),
+        None => Vec::new(),
+    }
 }
 
-/// [`desired`] of `manifest` for source `key` and `host` (with the manifest it was rendered
-/// from), rendered once for the plans of one apply (`crate::memo`): an apply plans each source
-/// once per profile, several of the same host, and the current generation's entries are
-/// rendered again for each plan ([`current_commandless`]).
-pub fn desired_shared(
-    home: &FableHome,
-    key: &str,
-    manifest: &Manifest,
-    host: Host,
-) -> std::rc::Rc<(Manifest, Wiring)> {
-    crate::memo::derived(
-        "desired entries",
-        &home.store().source_dir(key).join(host.name()),
-        |(seen, _): &(Manifest, Wiring)| seen == manifest,
-        || {
-            let w = desired(manifest, &Target::new(home, key), host);
-            (manifest.clone(), w)
-        },
-    )
+/// The manifest of source `key`'s current generation, with the source's host overrides
+/// (`None` when it cannot be read).
+pub fn current_manifest(home: &FableHome, key: &str) -> Option<Manifest> {
+    let root = Target::new(home, key).stable_root;
+    let manifest_path = root.join(MANIFEST_PATH);
+    let text = std::fs::read_to_string(&manifest_path).ok()?;
+    let manifest = Manifest::parse(&text, &manifest_path).ok()?;
+    Some(match SourceConfig::load(&root) {
+        Ok(config) => manifest.with_overrides(config.hosts),
+        Err(_) => manifest,
+    })
 }
 
 /// Markers for a path prefix as it may appear in a command: raw and shell-quoted.
@@ -390,18 +367,27 @@ pub fn path_markers(prefix: &str) -> Vec<String> {
 /// Ownership of one source's entries: its stable path, plus its live checkout's hooks
 /// directory (unmigrated wiring that an install replaces).
 pub fn ownership(home: &FableHome, key: &str, checkouts: &[&Path]) -> Ownership {
+    let live = home.store().keys().ok().map(|k| k.into_iter().collect());
+    ownership_among(home, key, checkouts, live.map(std::sync::Arc::new))
+}
+
+/// [`ownership`] given the keys of the sources that exist (`None`: no reliable list; then no
+/// entry may be called an orphan): the planner lists the store once for all its sources.
+pub fn ownership_among(
+    home: &FableHome,
+    key: &str,
+    checkouts: &[&Path],
+    live: Option<std::sync::Arc<BTreeSet<String>>>,
+) -> Ownership {
     let mine = path_markers(&format!("{}{key}/", home.sources_prefix()));
     let mut legacy = Vec::new();
     for c in checkouts {
         legacy.extend(path_markers(&format!("{}/hooks/", c.display())));
     }
     // Without a reliable list of installed keys no entry may be called an orphan.
-    let (fable, live_keys) = match home.store().keys() {
-        Ok(keys) => (
-            path_markers(&home.sources_prefix()),
-            std::sync::Arc::new(keys.into_iter().collect()),
-        ),
-        Err(_) => (Vec::new(), Default::default()),
+    let (fable, live_keys) = match live {
+        Some(keys) => (path_markers(&home.sources_prefix()), keys),
+        None => (Vec::new(), Default::default()),
     };
     Ownership {
         exact: Vec::new(),

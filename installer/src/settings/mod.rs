@@ -19,6 +19,7 @@ pub mod ownership;
 pub mod patch;
 pub mod plan;
 mod prints;
+pub mod profile_file;
 pub mod record;
 pub mod syntax;
 pub mod toml_patch;

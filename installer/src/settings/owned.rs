@@ -41,32 +41,20 @@ pub fn load(home: &FableHome, profile_id: &str) -> Result<Vec<OwnedEntry>> {
     load_shared(home, profile_id).map(|entries| entries.to_vec())
 }
 
-/// [`load`], shared with every earlier load of the same record text in a
-/// [`crate::memo::Scope`] (an apply plans each profile once per source).
+/// [`load`], shared: the plans of one profile file hold one copy of the record.
 pub fn load_shared(home: &FableHome, profile_id: &str) -> Result<Arc<Vec<OwnedEntry>>> {
     let path = record_path(home, profile_id);
-    // Read once per version of the record in an apply (`crate::memo::read`).
-    let text = crate::memo::read(
-        "ownership record text",
-        &path,
-        || match std::fs::read_to_string(&path) {
-            Ok(t) => Ok(Some(t)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e).at(&path),
-        },
-    )?;
-    let Some(text) = text.as_deref() else {
-        return Ok(Arc::default());
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Arc::default()),
+        Err(e) => return Err(e).at(&path),
     };
-    let entries = crate::memo::parsed("ownership record", &path, Some(text), || {
-        serde_json::from_str::<RecordFile>(text)
-            .map(|file| Arc::new(file.entries))
-            .map_err(|e| Error::Invalid {
-                path: path.clone(),
-                message: format!("fable's record of its entries does not parse ({e}); delete it to let fable recognise its entries by their paths only"),
-            })
-    })?;
-    Ok(Arc::clone(&entries))
+    serde_json::from_str::<RecordFile>(&text)
+        .map(|file| Arc::new(file.entries))
+        .map_err(|e| Error::Invalid {
+            path: path.clone(),
+            message: format!("fable's record of its entries does not parse ({e}); delete it to let fable recognise its entries by their paths only"),
+        })
 }
 
 /// Stores a profile's record atomically (removes it when empty). The caller holds the

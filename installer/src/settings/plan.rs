@@ -1,5 +1,7 @@
-//! Planning one profile: read its hook file, compute the desired entries of one source, and
-//! plan and render the edits (shared by install, uninstall, status and the doctor).
+//! Planning one profile: compute the desired entries of one source, and plan and render the
+//! edits of its hook file (shared by install, apply, uninstall, status and the doctor). The
+//! file is read and parsed once by [`ProfileFile`]; the plans of several sources follow each
+//! other on it ([`plan_in`], [`ProfilePlan::follow`]) and [`write_plans`] writes them once.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -19,8 +21,8 @@ use crate::settings::owned;
 use crate::settings::owned_file::WholeFile;
 use crate::settings::ownership::Ownership;
 use crate::settings::patch::{apply_and_verify, plan, shifted_foreign, Desired, Document};
-use crate::settings::record::{Claims, OwnedEntry, Recorded};
-use crate::settings::syntax::Syntax;
+use crate::settings::profile_file::{self, ProfileFile};
+use crate::settings::record::{OwnedEntry, Recorded};
 
 /// The planned change to one profile's hook file.
 #[derive(Debug, Clone)]
@@ -50,6 +52,9 @@ pub struct ProfilePlan {
     record: Arc<Vec<OwnedEntry>>,
     /// For a host whose files fable owns whole: the file and its new content (`None`: removed).
     whole: Option<(PathBuf, Option<String>)>,
+    /// The value of `after` as the plan's verification parsed it, until the next plan of the
+    /// file starts from it ([`Self::follow`]; `None`: the text stays, or it was taken).
+    next: Option<Value>,
 }
 
 impl ProfilePlan {
@@ -76,7 +81,31 @@ impl ProfilePlan {
             own: Ownership::default(),
             record: Arc::default(),
             whole: Some((path, after)),
+            next: None,
         }
+    }
+
+    /// Moves `file` on to where this plan leaves it (the next source's plan of the file starts
+    /// there).
+    pub fn follow(&mut self, file: &mut ProfileFile) {
+        let next = self.next.take().map(|v| (Arc::clone(&self.after), v));
+        file.follow(next, Arc::clone(&self.record));
+    }
+
+    /// Drops `after` (and the record of fable's entries in it) of a plan that a later plan of
+    /// the same file follows: only the last plan's are written (an apply holds every source's
+    /// plans at once, and each would hold a copy of the whole file and record).
+    pub fn forget_after(&mut self) {
+        self.after = Arc::from("");
+        self.record = Arc::default();
+    }
+
+    /// Drops `before` (and the record as it stood before) of a plan that follows an earlier
+    /// plan of the same file: only the first plan's (the file and record as read) are compared,
+    /// backed up and planned from again.
+    pub fn forget_before(&mut self) {
+        self.before = None;
+        self.own.record.stored = Arc::default();
     }
 
     /// True for a file fable owns whole (nothing of the user's in it to back up or restore).
@@ -136,7 +165,7 @@ pub struct ProfileReport {
 /// regular file at the end of the link chain (a FIFO, a device, a directory) is refused
 /// without opening it (and the open is non-blocking, should it be swapped in meanwhile).
 pub fn read_settings(path: &Path) -> Result<Option<String>> {
-    crate::settings::fence::read_stamped(path).map(|(text, _)| text)
+    profile_file::read(path)
 }
 
 /// Parses `host`'s hook file as the host's own loader does (comments in Gemini's JSONC
@@ -146,24 +175,7 @@ pub fn parse_settings(
     host: fable_hosts::Host,
     text: Option<String>,
 ) -> Result<Document> {
-    Document::parse_as(path, text, Syntax::of(host))
-}
-
-/// [`parse_settings`] of `text` (the file's content, `None`: it does not exist), shared with
-/// every earlier parse of the same text at `path` in a [`crate::memo::Scope`].
-pub fn parse_settings_shared(
-    path: &Path,
-    host: fable_hosts::Host,
-    text: Option<&str>,
-) -> Result<Rc<Document>> {
-    let kind = match Syntax::of(host) {
-        Syntax::Json => "settings (JSON)",
-        Syntax::JsonWithComments => "settings (JSON with comments)",
-        Syntax::Toml => "settings (TOML)",
-    };
-    crate::memo::parsed(kind, path, text, || {
-        parse_settings(path, host, text.map(str::to_string))
-    })
+    profile_file::parse(path, host, text)
 }
 
 /// Plans `profile` so that it holds exactly `manifest`'s entries for source `key` (or none of
@@ -177,75 +189,65 @@ pub fn plan_profile(
     checkouts: &[&Path],
 ) -> Result<ProfilePlan> {
     let base = wiring::ownership(home, key, checkouts);
-    plan_profile_with(home, profile, key, manifest, &base)
-}
-
-/// [`plan_profile`] with the source's ownership markers already computed
-/// ([`wiring::ownership`] of `key` and its checkouts: the same for every profile, so an
-/// install planning several profiles lists the installed keys once).
-pub fn plan_profile_with(
-    home: &FableHome,
-    profile: &Profile,
-    key: &str,
-    manifest: Option<&Manifest>,
-    base: &Ownership,
-) -> Result<ProfilePlan> {
     if let Some(path) = crate::settings::owned_file::file_path(profile, key) {
         let planned = crate::settings::owned_file::plan(home, profile, key, manifest, path)?;
         return Ok(ProfilePlan::whole_file(profile, planned));
     }
-    // Read once per version of the file in an apply (`crate::memo::read`).
-    let before = crate::memo::read("settings text", &profile.path, || {
-        read_settings(&profile.path).map(|text| text.map(Arc::<str>::from))
-    })?;
-    let before: Option<Arc<str>> = (*before).clone();
     let w = match manifest {
-        Some(m) => wiring::desired_shared(home, key, m, profile.host).1.clone(),
+        Some(m) => wiring::desired(m, &wiring::Target::new(home, key), profile.host),
         None => wiring::Wiring::default(),
     };
-    let (desired, skipped, notes) = (w.desired, w.skipped_events, w.notes);
+    let current = wiring::current_commandless(home, key, profile.host);
+    let mut file = ProfileFile::open(home, profile)?;
+    plan_in(&mut file, key, &w, &current, &base)
+}
+
+/// Plans source `key` in `file`, from where the plans before it left the file, so that the file
+/// holds exactly `w`'s entries of the source; `current` are the commandless entries of the
+/// source's current generation for the file's host, `base` the source's ownership markers
+/// ([`wiring::ownership`]). The file is not moved on ([`ProfilePlan::follow`] does that).
+pub fn plan_in(
+    file: &mut ProfileFile,
+    key: &str,
+    w: &wiring::Wiring,
+    current: &[Value],
+    base: &Ownership,
+) -> Result<ProfilePlan> {
+    let desired = w.desired.clone();
     let mut own = base.clone();
     own.exact = wiring::commandless(&desired);
-    own.exact
-        .extend(wiring::current_commandless(home, key, profile.host));
-    (own.user_hooks, own.user_events) = user_containers(home, profile, before.as_deref());
-    own.record = Recorded::new(key, owned::load_shared(home, &profile.id())?);
+    own.exact.extend(current.iter().cloned());
+    own.user_hooks = file.user_hooks;
+    own.user_events = file.user_events.clone();
+    own.record = Recorded::new(key, Arc::clone(&file.record));
+    let before = file.text.clone();
     let Edited {
         after,
         patch,
         shifted,
         record,
         hand_edits,
-    } = edit(&profile.path, profile.host, before.as_ref(), &desired, &own)?;
+        value,
+    } = edit(file, &desired, &own)?;
     if !patch.is_empty() {
-        refuse_read_only(&profile.path)?;
+        refuse_read_only(&file.profile.path)?;
     }
     Ok(ProfilePlan {
-        profile: profile.clone(),
+        profile: file.profile.clone(),
         before,
         after,
         patch,
-        skipped_events: skipped,
-        notes,
+        skipped_events: w.skipped_events.clone(),
+        notes: w.notes.clone(),
         shifted,
         hand_edits,
         desired,
         own,
         record,
         whole: None,
+        next: value,
     })
 }
-
-/// A document, a stored record and the record's claims in it (kept with what they were
-/// resolved from, so that they are reused only for the very same two).
-/// The last is the record of a plan that changes nothing (the stored record itself when the
-/// claims are it, so that saving it compares pointers).
-type Resolved = (
-    Rc<Document>,
-    Arc<Vec<OwnedEntry>>,
-    Arc<Claims>,
-    Arc<Vec<OwnedEntry>>,
-);
 
 /// A planned edit of one file (see [`edit`]).
 struct Edited {
@@ -259,99 +261,57 @@ struct Edited {
     record: Arc<Vec<OwnedEntry>>,
     /// fable's entries the user edited, which the edit puts back.
     hand_edits: Vec<HandEdit>,
+    /// The new text's value as its verification parsed it (`None`: the text stays).
+    value: Option<Value>,
 }
 
-/// Plans and applies the edits that give `before` exactly the desired entries; returns the
-/// new text, the JSON Patch (empty when nothing changes), what it shifts that is not ours, the
-/// record of fable's entries in the new text and the hand edits it puts back.
-fn edit(
-    path: &Path,
-    host: fable_hosts::Host,
-    before: Option<&Arc<str>>,
-    desired: &Desired,
-    own: &Ownership,
-) -> Result<Edited> {
-    let layout = host.layout();
-    let doc = document(path, host, before)?;
+/// Plans and applies the edits that give `file`'s current text exactly the desired entries;
+/// returns the new text, the JSON Patch (empty when nothing changes), what it shifts that is not
+/// ours, the record of fable's entries in the new text and the hand edits it puts back.
+fn edit(file: &mut ProfileFile, desired: &Desired, own: &Ownership) -> Result<Edited> {
+    let path = file.profile.path.clone();
+    let layout = file.profile.host.layout();
+    let analysis = file.analysis();
+    let doc = Rc::clone(&file.doc);
     let mut own = own.clone();
-    // The same document has the same fingerprints: looked up by the document, not its text.
-    let prints = crate::memo::derived(
-        "entry fingerprints",
-        path,
-        |(d, _): &(Rc<Document>, Rc<Vec<String>>)| Rc::ptr_eq(d, &doc),
-        || {
-            let prints = super::prints::of_text(&doc.text, &doc.value, layout);
-            (Rc::clone(&doc), prints)
-        },
-    );
-    let prints = Rc::clone(&prints.1);
-    // The claims depend only on the document and the stored record, which the plans of one
-    // apply share (`crate::memo`): resolved once per file text and record.
-    let stored = Arc::clone(&own.record.stored);
-    let claims = crate::memo::derived(
-        "resolved ownership record",
-        path,
-        |(d, s, _, _): &Resolved| Rc::ptr_eq(d, &doc) && Arc::ptr_eq(s, &stored),
-        || {
-            let claims = owned::resolve_with(&doc.value, layout, &stored, &prints);
-            let claims = Claims::of_document(claims, &doc.value, layout);
-            let kept = if claims.list() == stored.as_slice() {
-                Arc::clone(&stored)
-            } else {
-                Arc::clone(claims.shared_list())
-            };
-            (Rc::clone(&doc), Arc::clone(&stored), Arc::new(claims), kept)
-        },
-    );
-    let orphans = claims.2.keys().iter().filter(|k| own.is_orphan(k));
-    let orphans = orphans.cloned().collect();
+    let orphans = analysis.orphans(&own);
     own.record
-        .set_indexed_claims(Arc::clone(&claims.2), orphans);
-    let edits = plan(path, &doc, layout, desired, &own)?;
+        .set_indexed_claims(Arc::clone(&analysis.claims), orphans);
+    let edits = plan(&path, &doc, layout, desired, &own)?;
     let shifted = shifted_foreign(&doc, layout, &edits, &own);
     let hand_edits = hand_edits::detect(&doc, layout, &edits, &own);
     let record = if edits.is_empty() && keeps_claims(&doc, layout, &own) {
         // Every entry stays where it is and whose it was: the record is the claims.
-        Arc::clone(&claims.3)
+        Arc::clone(&analysis.kept)
     } else {
         Arc::new(owned::after_edits(
-            &doc.value, layout, &edits, &own, &prints,
+            &doc.value,
+            layout,
+            &edits,
+            &own,
+            &analysis.prints,
         ))
     };
     if edits.is_empty() {
         // Nothing to apply or verify: the text stays as it is.
         return Ok(Edited {
-            after: before.cloned().unwrap_or_else(|| Arc::from("")),
+            after: file.text.clone().unwrap_or_else(|| Arc::from("")),
             patch: Vec::new(),
             shifted,
             record,
             hand_edits,
+            value: None,
         });
     }
-    let applied = apply_and_verify(path, &doc, layout, &edits)?;
+    let applied = apply_and_verify(&path, &doc, layout, &edits)?;
     Ok(Edited {
         after: Arc::from(applied.text),
         patch: applied.patch,
         shifted,
         record,
         hand_edits,
+        value: Some(applied.value),
     })
-}
-
-/// The parsed document of `text` (the file's content at `path`), shared in a
-/// [`crate::memo::Scope`] by the plans given the very same text (the same read of the same
-/// version, `crate::memo::read`) without comparing it, and else by [`parse_settings_shared`].
-fn document(path: &Path, host: fable_hosts::Host, text: Option<&Arc<str>>) -> Result<Rc<Document>> {
-    type Shared = (Option<Arc<str>>, Rc<Document>);
-    let same = |(seen, _): &Shared| match (seen, text) {
-        (None, None) => true,
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        _ => false,
-    };
-    let shared = crate::memo::derived_try("settings document", path, same, || {
-        parse_settings_shared(path, host, text.map(|t| &**t)).map(|doc| (text.cloned(), doc))
-    })?;
-    Ok(Rc::clone(&shared.1))
 }
 
 /// True when, for the source `own` converges, the record of `doc` unchanged is exactly its
@@ -365,45 +325,57 @@ fn keeps_claims(doc: &Document, layout: fable_hosts::Layout, own: &Ownership) ->
         && claims.are_the_record(&doc.value, layout, |value| own.owns(value))
 }
 
-/// Writes a planned change: backup, then an atomic symlink-safe write whose bytes are verified
-/// in the temp file. If the file changed since it was planned (the user's editor, the agent
-/// saving settings), the change is planned again on its current content, so nothing written
-/// meanwhile is lost, and the backup holds the bytes actually replaced. The last check that the
-/// file is unchanged (inode, size, mtime, content) comes after every slow step, right before
-/// the rename; a file that keeps changing is given up after a few attempts.
+/// Writes a planned change ([`write_plans`] of one plan).
 pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
+    write_plans(home, &[plan])
+}
+
+/// Writes the plans of one profile file, in the order they were planned (each from where the
+/// one before it left the file: [`plan_in`], [`ProfilePlan::follow`]), as one write: backup,
+/// then an atomic symlink-safe write whose bytes are verified in the temp file. If the file
+/// changed since it was planned (the user's editor, the agent saving settings), every plan is
+/// planned again, in order, on its current content, so nothing written meanwhile is lost, and
+/// the backup holds the bytes actually replaced. The last check that the file is unchanged
+/// (inode, size, mtime, content) comes after every slow step, right before the rename; a file
+/// that keeps changing is given up after a few attempts. Files fable owns whole are written
+/// one by one.
+pub fn write_plans(home: &FableHome, plans: &[&ProfilePlan]) -> Result<()> {
     use crate::settings::fence;
-    if let Some((path, after)) = &plan.whole {
-        if !plan.changed() {
-            return Ok(());
+    let (Some(first), Some(last)) = (plans.first(), plans.last()) else {
+        return Ok(());
+    };
+    if first.whole.is_some() {
+        for plan in plans {
+            if let Some((path, after)) = &plan.whole {
+                if plan.changed() {
+                    crate::settings::owned_file::write(
+                        path,
+                        plan.before.as_deref(),
+                        after.as_deref(),
+                    )?;
+                }
+            }
         }
-        return crate::settings::owned_file::write(path, plan.before.as_deref(), after.as_deref());
+        return Ok(());
     }
-    let id = plan.profile.id();
-    let stored = &plan.own.record.stored;
-    if !plan.changed() {
-        return owned::save_if_changed(home, &id, stored, &plan.record);
+    let id = first.profile.id();
+    let stored = &first.own.record.stored;
+    if !plans.iter().any(|p| p.changed()) {
+        return owned::save_if_changed(home, &id, stored, &last.record);
     }
-    let path = &plan.profile.path;
+    let path = &first.profile.path;
     for attempt in 0..fence::ATTEMPTS {
         let (now, stamp) = fence::read_stamped(path)?;
-        let (before, after, record) = if now.as_deref() == plan.before.as_deref() {
-            (plan.before.clone(), plan.after.clone(), plan.record.clone())
+        let (before, after, record) = if now.as_deref() == first.before.as_deref() {
+            (
+                first.before.clone(),
+                last.after.clone(),
+                last.record.clone(),
+            )
         } else {
             let now: Option<Arc<str>> = now.map(Arc::from);
-            let Edited {
-                after,
-                patch,
-                record,
-                ..
-            } = edit(
-                path,
-                plan.profile.host,
-                now.as_ref(),
-                &plan.desired,
-                &plan.own,
-            )?;
-            if patch.is_empty() {
+            let (after, changed, record) = replan(first, plans, now.clone())?;
+            if !changed {
                 return owned::save_if_changed(home, &id, stored, &record);
             }
             (now, after, record)
@@ -422,12 +394,35 @@ pub fn write_plan(home: &FableHome, plan: &ProfilePlan) -> Result<()> {
                 fence::unchanged(at, stamp.as_ref(), before.as_deref())
             })?;
         if written {
+            crate::testpoint::count("write", path);
             crate::testpoint::pause("after-rename");
             return owned::save(home, &id, &record);
         }
         fence::back_off(attempt);
     }
     Err(fence::kept_changing(path))
+}
+
+/// Plans `plans` again, in order, on the file's content `now`: the new text, whether it
+/// differs from `now`, and the record of fable's entries in it.
+fn replan(
+    first: &ProfilePlan,
+    plans: &[&ProfilePlan],
+    now: Option<Arc<str>>,
+) -> Result<(Arc<str>, bool, Arc<Vec<OwnedEntry>>)> {
+    let containers = (first.own.user_hooks, first.own.user_events.clone());
+    let stored = Arc::clone(&first.own.record.stored);
+    let mut file = ProfileFile::at(&first.profile, now, stored, containers)?;
+    let mut changed = false;
+    for plan in plans {
+        let mut own = plan.own.clone();
+        own.record = Recorded::new(&plan.own.record.key, Arc::clone(&file.record));
+        let edited = edit(&mut file, &plan.desired, &own)?;
+        changed |= !edited.patch.is_empty();
+        file.follow(edited.value.map(|v| (edited.after, v)), edited.record);
+    }
+    let after = file.text.clone().unwrap_or_else(|| Arc::from(""));
+    Ok((after, changed, Arc::clone(&file.record)))
 }
 
 /// A settings file without its owner's write bit was made read-only on purpose: fable does not
@@ -440,42 +435,5 @@ fn refuse_read_only(path: &Path) -> Result<()> {
             message: "is read-only; make it writable (chmod u+w) to let fable wire it, or leave this profile out with --host/--profile".into(),
         }),
         _ => Ok(()),
-    }
-}
-
-/// The `hooks` object and event keys the user had before fable first changed this file (from
-/// the original backup); without a backup fable never wrote the file, so everything in it is
-/// the user's.
-fn user_containers(
-    home: &FableHome,
-    profile: &Profile,
-    current: Option<&str>,
-) -> (bool, Vec<String>) {
-    let original = match crate::settings::backup::original(home, &profile.id()) {
-        Ok(Some(original)) => original,
-        _ => current.map(str::to_string),
-    };
-    let syntax = Syntax::of(profile.host);
-    let kind = match syntax {
-        Syntax::Json => "hooks containers (JSON)",
-        Syntax::JsonWithComments => "hooks containers (JSON with comments)",
-        Syntax::Toml => "hooks containers (TOML)",
-    };
-    let found = crate::memo::parsed::<_, std::convert::Infallible>(
-        kind,
-        &profile.path,
-        original.as_deref(),
-        || {
-            let value: Option<Value> = original.as_deref().and_then(|t| syntax.parse_value(t).ok());
-            Ok(match value.as_ref().and_then(|v| v.get("hooks")) {
-                Some(Value::Object(h)) => (true, h.keys().cloned().collect()),
-                Some(_) => (true, Vec::new()),
-                None => (false, Vec::new()),
-            })
-        },
-    );
-    match found {
-        Ok(found) => (*found).clone(),
-        Err(never) => match never {},
     }
 }

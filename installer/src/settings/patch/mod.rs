@@ -279,6 +279,9 @@ pub fn to_json_patch(edits: &[Edit], layout: Layout) -> Vec<Value> {
 pub struct Applied {
     pub text: String,
     pub patch: Vec<Value>,
+    /// The new text's value, as parsed by the verification (what the next plan of the same
+    /// file in one reconcile starts from, without parsing the text again).
+    pub value: Value,
 }
 
 /// Applies `edits` to `doc`'s syntax tree and verifies that the new text parses to exactly what
@@ -294,6 +297,7 @@ pub fn apply_and_verify(
         return Ok(Applied {
             text: doc.text.clone(),
             patch: Vec::new(),
+            value: doc.value.clone(),
         });
     }
     let patch = to_json_patch(edits, layout);
@@ -330,7 +334,11 @@ pub fn apply_and_verify(
                 .into(),
         });
     }
-    Ok(Applied { text, patch })
+    Ok(Applied {
+        text,
+        patch,
+        value: got,
+    })
 }
 
 /// [`apply_and_verify`] for a TOML file: the edits go through toml_patch, and the result's view
@@ -354,7 +362,11 @@ fn apply_toml(path: &Path, doc: &Document, edits: &[Edit], patch: Vec<Value>) ->
             "internal: edited text differs from the planned patch; nothing was written".into(),
         ));
     }
-    Ok(Applied { text, patch })
+    Ok(Applied {
+        text,
+        patch,
+        value: got,
+    })
 }
 
 #[cfg(test)]
