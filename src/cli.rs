@@ -51,6 +51,8 @@ enum Command {
     Rollback(cmd::rollback::RollbackArgs),
     /// Delete generations that are neither current nor previous.
     Gc(cmd::gc::GcArgs),
+    /// Check a hook source or an inventory for what install or apply would refuse; writes nothing.
+    Validate(cmd::validate::ValidateArgs),
     /// Converge this machine on the inventory (fleet.toml): sources, profiles, git targets.
     Apply(cmd::apply::ApplyArgs),
     /// Fetch the inventory's git sources, pin them in fleet.lock, then apply.
@@ -141,6 +143,7 @@ pub fn main() -> i32 {
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
         Command::Profile(a) => a.run(),
+        Command::Validate(a) => a.run(),
         Command::Apply(a) => a.run(),
         Command::Sync(a) => a.run(),
         Command::Hook { args } => Ok(fable_payload::hook_main(args)),
@@ -195,6 +198,7 @@ impl Command {
             Command::Update(a) => ("update", a.json),
             Command::Rollback(a) => ("rollback", a.json),
             Command::Gc(a) => ("gc", a.json),
+            Command::Validate(a) => ("validate", a.json),
             Command::Apply(a) => ("apply", a.json),
             Command::Sync(a) => ("sync", a.json),
             Command::Profile(Profile::List { json }) => ("profile list", *json),

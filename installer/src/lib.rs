@@ -24,3 +24,4 @@ pub mod progress;
 pub mod settings;
 pub mod sync;
 pub mod testpoint;
+pub mod validate;

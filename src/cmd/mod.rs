@@ -17,3 +17,4 @@ pub mod status;
 pub mod sync;
 pub mod uninstall;
 pub mod update;
+pub mod validate;
