@@ -4,6 +4,7 @@ pub mod agent;
 pub mod apply;
 pub mod completions;
 pub mod doctor;
+pub mod first_run;
 pub mod gc;
 pub mod git_hooks;
 pub mod install;
