@@ -10,6 +10,15 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::cmd;
 use crate::failure::{Failure, EXIT_USAGE};
 
+/// `fable --version`: the release and the commit it was built from, with its date
+/// (`0.1.0 (abc1234 2026-12-05)`; `unknown` when not built from a git checkout).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("FABLE_BUILD_INFO"),
+    ")"
+);
+
 /// Something a subcommand does; returns the process exit code.
 pub trait Run {
     fn run(self) -> anyhow::Result<i32>;
@@ -18,7 +27,7 @@ pub trait Run {
 #[derive(Parser, Debug)]
 #[command(
     name = "fable",
-    version,
+    version = VERSION,
     about = "Install, keep current and repair AI coding agents' hooks and git hooks",
     long_about = "fable copies hook sources into immutable, content-hashed snapshots under \
 $FABLE_HOME (default ~/.fable) and wires every agent profile (Claude Code, Codex, Gemini, \
