@@ -13,11 +13,18 @@
 //!   `-lgcc_s` explicitly, so a linker script named `libgcc_s.so` in a directory searched first
 //!   redirects it to the static archive. Skipped (the shared library is used) when the C
 //!   compiler does not report a `libgcc_eh.a`.
-use std::path::PathBuf;
+//!
+//! It also stamps the commit: `FABLE_BUILD_INFO` is `<short hash> <commit date>` of the
+//! checkout being built (`fable --version`: `fable 0.1.0 (abc1234 2026-12-05)`), `unknown`
+//! outside a git checkout (a crates.io tarball, a source archive), and the build reruns when
+//! HEAD moves (the HEAD file, the branch's ref file and packed-refs; in a worktree, whose `.git`
+//! is a file naming its git directory, those of that directory and of the common one).
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    build_info();
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }
@@ -52,4 +59,78 @@ fn static_unwinder() -> Option<String> {
     // An unknown file is printed back as its bare name.
     (out.status.success() && path.starts_with('/') && std::path::Path::new(&path).is_file())
         .then_some(path)
+}
+
+/// Emits `FABLE_BUILD_INFO` and the files whose change means another commit is checked out.
+fn build_info() {
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    if let Some(git_dir) = git_dir(&root) {
+        watch_head(&git_dir);
+    }
+    let info = git(&root, &["log", "-1", "--format=%h %cs", "--abbrev=7"])
+        .filter(|s| s.split(' ').count() == 2)
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=FABLE_BUILD_INFO={info}");
+}
+
+/// The output of `git ARGS` in `dir`, trimmed; `None` when git is missing or fails.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !s.is_empty()).then_some(s)
+}
+
+/// The git directory of the checkout at `root`: `.git` itself, or the directory a worktree's
+/// `.git` file names (`gitdir: PATH`).
+fn git_dir(root: &Path) -> Option<PathBuf> {
+    let dot = root.join(".git");
+    if dot.is_dir() {
+        return Some(dot);
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let named = PathBuf::from(text.strip_prefix("gitdir:")?.trim());
+    Some(if named.is_absolute() {
+        named
+    } else {
+        root.join(named)
+    })
+}
+
+/// Reruns the build when HEAD, the ref it points at or packed-refs changes. A worktree's git
+/// directory keeps its own HEAD; branch refs live in the common directory (`commondir`).
+fn watch_head(git_dir: &Path) {
+    let head = git_dir.join("HEAD");
+    println!("cargo:rerun-if-changed={}", head.display());
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map(|c| {
+            let c = PathBuf::from(c.trim());
+            if c.is_absolute() {
+                c
+            } else {
+                git_dir.join(c)
+            }
+        })
+        .unwrap_or_else(|| git_dir.to_path_buf());
+    println!(
+        "cargo:rerun-if-changed={}",
+        common.join("packed-refs").display()
+    );
+    let Ok(text) = std::fs::read_to_string(&head) else {
+        return;
+    };
+    if let Some(reference) = text.trim().strip_prefix("ref:") {
+        let reference = reference.trim();
+        for dir in [git_dir, common.as_path()] {
+            let file = dir.join(reference);
+            if file.is_file() {
+                println!("cargo:rerun-if-changed={}", file.display());
+            }
+        }
+    }
 }

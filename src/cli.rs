@@ -10,6 +10,15 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::cmd;
 use crate::failure::{Failure, EXIT_USAGE};
 
+/// `fable --version`: the release and the commit it was built from, with its date
+/// (`0.1.0 (abc1234 2026-12-05)`; `unknown` when not built from a git checkout).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("FABLE_BUILD_INFO"),
+    ")"
+);
+
 /// Something a subcommand does; returns the process exit code.
 pub trait Run {
     fn run(self) -> anyhow::Result<i32>;
@@ -18,7 +27,7 @@ pub trait Run {
 #[derive(Parser, Debug)]
 #[command(
     name = "fable",
-    version,
+    version = VERSION,
     about = "Install, keep current and repair AI coding agents' hooks and git hooks",
     long_about = "fable copies hook sources into immutable, content-hashed snapshots under \
 $FABLE_HOME (default ~/.fable) and wires every agent profile (Claude Code, Codex, Gemini, \
@@ -51,6 +60,8 @@ enum Command {
     Rollback(cmd::rollback::RollbackArgs),
     /// Delete generations that are neither current nor previous.
     Gc(cmd::gc::GcArgs),
+    /// Check a hook source or an inventory for what install or apply would refuse; writes nothing.
+    Validate(cmd::validate::ValidateArgs),
     /// Converge this machine on the inventory (fleet.toml): sources, profiles, git targets.
     Apply(cmd::apply::ApplyArgs),
     /// Fetch the inventory's git sources, pin them in fleet.lock, then apply.
@@ -141,6 +152,7 @@ pub fn main() -> i32 {
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
         Command::Profile(a) => a.run(),
+        Command::Validate(a) => a.run(),
         Command::Apply(a) => a.run(),
         Command::Sync(a) => a.run(),
         Command::Hook { args } => Ok(fable_payload::hook_main(args)),
@@ -195,6 +207,7 @@ impl Command {
             Command::Update(a) => ("update", a.json),
             Command::Rollback(a) => ("rollback", a.json),
             Command::Gc(a) => ("gc", a.json),
+            Command::Validate(a) => ("validate", a.json),
             Command::Apply(a) => ("apply", a.json),
             Command::Sync(a) => ("sync", a.json),
             Command::Profile(Profile::List { json }) => ("profile list", *json),

@@ -1086,3 +1086,56 @@ fn a_profile_broken_while_an_install_runs_is_skipped_and_the_others_written() {
         .collect();
     assert!(journals.is_empty(), "the install finished: {journals:?}");
 }
+
+/// The first install on a machine says what it did and what comes next, through a pipe too;
+/// not with `--json`, `-q` or `--dry-run`, not once fable has wired something, and without
+/// the PATH advice when `fable` is on PATH.
+#[test]
+fn the_first_install_explains_itself_only_the_first_time() {
+    for args in [
+        vec!["install", "--dry-run"],
+        vec!["install", "-q"],
+        vec!["install", "--json"],
+    ] {
+        let env = TestEnv::new();
+        let out = env.ok(&args);
+        assert!(!out.contains("fable wired"), "{args:?}: {out}");
+    }
+    let env = TestEnv::new();
+    // `fable` on PATH: no advice about it.
+    let bin = crate::util::fable_bin();
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        crate::util::path_without_codex().to_string_lossy()
+    );
+    let out = env.ok_with_var("PATH", &path, ["install"]);
+    assert!(
+        out.contains("fable wired the bundled evaluator into 1 agent profile(s):"),
+        "{out}"
+    );
+    assert!(out.contains("fable init "), "{out}");
+    assert!(out.contains("~/.fable/sources/default/current"), "{out}");
+    assert!(!out.contains("not on PATH"), "{out}");
+    // A source installed after that: fable had wired something already.
+    let src = env.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/x.py"), SCRIPT);
+    let out = env.ok(["install", src.to_str().unwrap()]);
+    assert!(!out.contains("fable wired"), "{out}");
+    // A first install of a source of one's own names it, without the evaluator's lines.
+    let other = TestEnv::new();
+    let src = other.root().join("plugin");
+    write(&src.join("hooks/hooks.json"), MANIFEST);
+    write(&src.join("hooks/x.py"), SCRIPT);
+    let out = other.ok(["install", src.to_str().unwrap()]);
+    assert!(
+        out.contains("fable wired hook source plugin into 1 agent profile(s):"),
+        "{out}"
+    );
+    assert!(
+        out.contains("claude (~/.claude/settings.json): PreToolUse, Stop"),
+        "{out}"
+    );
+    assert!(!out.contains("fable init"), "{out}");
+}

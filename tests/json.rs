@@ -424,6 +424,7 @@ fn status_check_exits_0_when_current_3_when_not_1_on_error() {
 
 /// Every command with `--json`, as the envelope names it.
 const JSON_COMMANDS: &[&str] = &[
+    "validate",
     "install",
     "install git-hooks",
     "uninstall",
@@ -638,6 +639,16 @@ fn docs_json_md_examples_have_the_fields_real_runs_have() {
     cases.push((
         "sync --dry-run --json",
         env.json(["sync", "--dry-run", "--json"]),
+    ));
+    // A broken source (its validation exits 1).
+    let broken = env.root().join("vsrc");
+    write(
+        &broken.join("hooks/hooks.json"),
+        r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"command":"sh ${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh","timeout":5000}]}],"Stpo":[{"hooks":[{"command":"true"}]}]}}"#,
+    );
+    cases.push((
+        "validate src --json",
+        doc(&env.run(["validate", s(&broken), "--json"])),
     ));
     for (args, real) in cases {
         let (mut want, mut got) = Default::default();

@@ -32,3 +32,4 @@ mod stop_cap;
 mod terminal;
 mod tty;
 mod update;
+mod validate;

@@ -115,3 +115,47 @@ fn the_man_pages_render() {
     }
     assert_eq!(env.run(["man", "nope"]).status.code(), Some(2));
 }
+
+/// `fable --version`: `fable 0.1.0 (abc1234 2026-12-05)`, the commit the binary was built from
+/// and its date (`unknown` outside a git checkout).
+#[test]
+fn version_names_the_commit_and_its_date() {
+    let env = TestEnv::new();
+    let out = env.ok(["--version"]);
+    let line = out.trim_end();
+    let inner = line
+        .strip_prefix(&format!("fable {} (", env!("CARGO_PKG_VERSION")))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line:?}"));
+    if inner == "unknown" {
+        return;
+    }
+    let (hash, date) = inner.split_once(' ').unwrap_or_else(|| panic!("{line:?}"));
+    assert!(
+        hash.len() >= 7 && hash.chars().all(|c| c.is_ascii_hexdigit()),
+        "{line:?}"
+    );
+    let d: Vec<&str> = date.split('-').collect();
+    assert!(
+        d.len() == 3
+            && [4, 2, 2].iter().zip(&d).all(|(n, p)| p.len() == *n)
+            && d.iter().all(|p| p.chars().all(|c| c.is_ascii_digit())),
+        "{line:?}"
+    );
+    // Built from this checkout: its HEAD.
+    let head = Command::new("git")
+        .args([
+            "-C",
+            env!("CARGO_MANIFEST_DIR"),
+            "log",
+            "-1",
+            "--format=%h %cs",
+            "--abbrev=7",
+        ])
+        .output();
+    if let Some(h) = head.ok().filter(|h| h.status.success()) {
+        assert_eq!(inner, String::from_utf8_lossy(&h.stdout).trim(), "{line:?}");
+    }
+    // `-V` is the same line.
+    assert_eq!(env.ok(["-V"]), out);
+}

@@ -562,3 +562,28 @@ fn ctrl_c_during_the_doctor_kills_the_probes_process_groups() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn the_first_install_explains_itself_on_a_terminal() {
+    if !have_script() {
+        return;
+    }
+    let env = TestEnv::new();
+    let (code, text) = pty(&env, &["install"], &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{text}");
+    for want in [
+        "fable wired the bundled evaluator into 1 agent profile(s):",
+        "claude (~/.claude/settings.json): SessionStart, PreToolUse",
+        "from the snapshot in ~/.fable/sources/default/current",
+        "acts only in projects where `fable init` was run",
+        "fable init ",
+        "fable doctor ",
+        "fable is not on PATH",
+    ] {
+        assert!(text.contains(want), "{want:?} missing:\n{text}");
+    }
+    // The second install wired nothing new: no explanation.
+    let (code, again) = pty(&env, &["install"], &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{again}");
+    assert!(!again.contains("fable wired"), "{again}");
+}

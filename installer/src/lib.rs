@@ -23,3 +23,4 @@ pub mod progress;
 pub mod settings;
 pub mod sync;
 pub mod testpoint;
+pub mod validate;

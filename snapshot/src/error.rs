@@ -14,6 +14,11 @@ pub struct Problem {
     pub message: String,
     /// What to do about it.
     pub fix: String,
+    /// Where in the file, when known (a JSON syntax error): 1-based line and column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
 }
 
 impl Problem {
@@ -27,7 +32,16 @@ impl Problem {
             path: path.into(),
             message: message.into(),
             fix: fix.into(),
+            line: None,
+            column: None,
         }
+    }
+
+    /// The same problem, at `line` and `column` of its file.
+    pub fn at(mut self, line: usize, column: usize) -> Self {
+        self.line = Some(line);
+        self.column = Some(column);
+        self
     }
 }
 

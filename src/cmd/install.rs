@@ -90,6 +90,8 @@ impl Run for InstallArgs {
         {
             return Ok(prompt::declined());
         }
+        // Read before the install: whether fable had wired anything on this machine yet.
+        let first_run = !opts.dry_run && !self.json && crate::cmd::first_run::is_first(&home);
         let spinner = Spinner::start(format!("installing {what}"), self.json);
         let result = install_with(&home, &opts, &spinner);
         drop(spinner);
@@ -252,6 +254,11 @@ impl Run for InstallArgs {
         }
         if !report.changed && !trusted_any && !others_changed {
             crate::say!("everything is current");
+        }
+        if first_run {
+            for line in crate::cmd::first_run::explain(&home, &report) {
+                crate::say!("{line}");
+            }
         }
         Ok(code)
     }

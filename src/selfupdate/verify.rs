@@ -129,7 +129,11 @@ pub fn check_version(bin: &Path, expected: &str) -> Result<(), SelfUpdateError> 
         let _ = out.take(4096).read_to_string(&mut stdout);
     }
     let line = stdout.trim();
-    let printed = line.strip_prefix("fable ").unwrap_or("");
+    // `fable 0.1.0 (abc1234 2026-12-05)`: the version is the word after the name.
+    let printed = line
+        .strip_prefix("fable ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("");
     if compare_versions(printed, expected) == Ok(std::cmp::Ordering::Equal) {
         Ok(())
     } else {

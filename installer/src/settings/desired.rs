@@ -59,7 +59,7 @@ impl Pending<'_> {
 }
 
 /// The events whose matcher names a tool (so that "fires on every Bash call" reads right).
-const TOOL_EVENTS: &[&str] = &[
+pub const TOOL_EVENTS: &[&str] = &[
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",

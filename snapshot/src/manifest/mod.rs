@@ -5,6 +5,7 @@
 
 mod expand;
 mod parse;
+pub mod suggest;
 mod validate;
 
 pub use validate::PathSet;

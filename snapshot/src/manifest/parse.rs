@@ -20,7 +20,8 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
         vec![problem(
             format!("line {} column {}: {e}", e.line(), e.column()),
             "fix the JSON syntax at that place",
-        )]
+        )
+        .at(e.line(), e.column())]
     })?;
     let Some(hooks) = value.get("hooks").and_then(Value::as_object) else {
         return Err(vec![problem(
@@ -37,10 +38,11 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                 .iter()
                 .map(|e| e.canonical_name())
                 .collect();
-            problems.push(problem(
-                format!("{event:?} is not an event name"),
-                &format!("use a PascalCase event name such as {}", known.join(", ")),
-            ));
+            let fix = match super::suggest::event_suggestion(event) {
+                Some(s) => format!("did you mean {s:?}? (event names are PascalCase)"),
+                None => format!("use a PascalCase event name such as {}", known.join(", ")),
+            };
+            problems.push(problem(format!("{event:?} is not an event name"), &fix));
             continue;
         }
         let Some(groups) = groups.as_array() else {
