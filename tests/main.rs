@@ -31,3 +31,4 @@ mod stop_cap;
 mod terminal;
 mod tty;
 mod update;
+mod watch;

@@ -391,6 +391,7 @@ fn converge(
     report.profiles.retain(|r| !failed(&r.path));
     report.plans.retain(|p| !failed(&p.profile.path));
     report.skipped_profiles.extend(write_failures);
+    crate::inspect::watch::refresh_quietly(home);
     Ok(report)
 }
 
