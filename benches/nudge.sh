@@ -74,3 +74,44 @@ for state in current stale; do
 	end=$(date +%s%N)
 	echo "source $state: mean wall per fable-hook session-start: $(((end - start) / 50000)) us; output: $(head -c 120 "$tmp/out")"
 done
+
+echo "== SessionStart with 30 installed sources and the watch over every host file, vs the spawn floor"
+cargo build --release --quiet -p fable-payload --example spawn_floor
+floor=$(cd "${CARGO_TARGET_DIR:-target}/release/examples" && pwd)/spawn_floor
+home2="$tmp/home2"
+mkdir -p "$home2"
+for d in .claude .codex .gemini .qwen .cursor .factory .copilot .kimi .config/opencode; do mkdir -p "$home2/$d"; done
+HOME="$home2" FABLE_HOME="$home2/.fable" "$fable" install >/dev/null
+i=0
+while [ $i -lt 30 ]; do
+	s="$tmp/src30/s$i"
+	mkdir -p "$s/hooks/lib"
+	j=0
+	while [ $j -lt 20 ]; do echo "# $j" >"$s/hooks/lib/m$j.py"; j=$((j + 1)); done
+	printf '{"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "python3 ${FABLE_ROOT}/hooks/lib/m0.py s%s"}]}]}}\n' "$i" >"$s/hooks/hooks.json"
+	i=$((i + 1))
+done
+sleep 1
+for s in "$tmp"/src30/s*; do HOME="$home2" FABLE_HOME="$home2/.fable" "$fable" install "$s" >/dev/null; done
+hook=$(readlink -f "$home2/.fable/sources/default/current")/bin/fable-hook
+nfiles=$(grep -c '"path"' "$home2/.fable/watch.json")
+nsrc=$(ls "$home2/.fable/sources" | wc -l)
+echo "sources: $nsrc; watched host files: $nfiles"
+payload="{\"hook_event_name\":\"SessionStart\",\"cwd\":\"$tmp/project\"}"
+echo "$payload" | HOME="$home2" "$hook" session-start --host claude >/dev/null 2>&1
+ev=0
+fl=0
+r=0
+while [ $r -lt 5 ]; do
+	start=$(date +%s%N)
+	i=0
+	while [ $i -lt 40 ]; do echo "$payload" | HOME="$home2" "$floor" >/dev/null; i=$((i + 1)); done
+	mid=$(date +%s%N)
+	i=0
+	while [ $i -lt 40 ]; do echo "$payload" | HOME="$home2" "$hook" session-start --host claude >"$tmp/out" 2>/dev/null; i=$((i + 1)); done
+	end=$(date +%s%N)
+	fl=$((fl + mid - start))
+	ev=$((ev + end - mid))
+	r=$((r + 1))
+done
+echo "spawn floor: $((fl / 200000)) us; session-start: $((ev / 200000)) us; ratio x$(awk "BEGIN{printf \"%.2f\", $ev / $fl}") (budget 3x); output: $(head -c 120 "$tmp/out")"

@@ -33,3 +33,4 @@ mod terminal;
 mod tty;
 mod update;
 mod validate;
+mod watch;

@@ -176,10 +176,16 @@ fn evaluate_normalized(req: &Request<'_>, mut input: Input) -> (Outcome, Pending
     }
     let decided = decide(&req, &input);
     let mut verdict = decided.verdict;
+    let mut lines = Vec::new();
     if event == Event::SessionStart {
-        verdict = with_nudge(verdict, fable_snapshot::staleness::nudge());
+        lines = fable_snapshot::watch::session_lines();
+        verdict = with_nudge(verdict, &lines);
     }
     let mut out = output::render(&verdict, wired, host);
+    for line in &lines {
+        out.stderr.push_str(line);
+        out.stderr.push('\n');
+    }
     for e in &decided.errors {
         out.stderr.push_str(&format!(
             "fable-hook: rule {} (ignored, failing open)\n",
@@ -212,10 +218,14 @@ impl From<Verdict> for Decided {
     }
 }
 
-/// Adds the hook-snapshot staleness nudge (one line, when this evaluator's own source changed
-/// since its last sync) to SessionStart's context, whether or not the project opted in.
-fn with_nudge(verdict: Verdict, nudge: Option<String>) -> Verdict {
-    let Some(line) = nudge else { return verdict };
+/// Adds the watch's lines (a foreign hook appeared since the last session; a source changed
+/// since its snapshot: `fable_snapshot::watch`) to SessionStart's context, whether or not the
+/// project opted in.
+fn with_nudge(verdict: Verdict, lines: &[String]) -> Verdict {
+    if lines.is_empty() {
+        return verdict;
+    }
+    let line = lines.join("\n");
     match verdict {
         Verdict::Allow => Verdict::Context(line),
         Verdict::Context(c) => Verdict::Context(format!("{c}\n{line}")),

@@ -15,6 +15,7 @@ pub mod staleness;
 pub mod store;
 pub mod tree_cache;
 pub mod walk;
+pub mod watch;
 
 pub use error::{Error, Problem, Result};
 pub use hash::{hash_files, StatCache, TreeHash};

@@ -1,5 +1,5 @@
-//! The staleness nudge core: is the hook source the running evaluator belongs to still the
-//! one its snapshot was taken from? (docs/design.md, "States" and "The evaluator"; seed 004 "Merged is not live".)
+//! The staleness nudge core: is every installed hook source (the running evaluator's own first)
+//! still the one its snapshot was taken from? (docs/design.md, "States" and "The evaluator"; seed 004 "Merged is not live".)
 //!
 //! The evaluator runs from `$FABLE_HOME/sources/<key>/gen/<tree-hash>/bin/fable-hook` (its own
 //! executable path, as `std::env::current_exe()` resolves it through the `current` link). From
@@ -67,31 +67,91 @@ pub fn locate(exe: &Path) -> Option<Origin> {
     None
 }
 
-/// The nudge for the evaluator running as `exe`: `Some(line)` when its source's live tree hash
-/// differs from the current generation, `None` when it is current or anything fails.
+/// How long the staleness check of every source may take; sources not reached are not checked
+/// (the nudge is advice, and SessionStart must stay near the spawn floor).
+const DEADLINE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A source whose live tree differs from its current generation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stale {
+    /// A checkout source, with its path.
+    Checkout(PathBuf),
+    /// The bundled evaluator: the fable binary changed.
+    DefaultBinary,
+}
+
+/// The nudge for the evaluator running as `exe`: `Some(line)` when any installed source of its
+/// FABLE_HOME (its own first) has a live tree hash that differs from its current generation,
+/// `None` when every source is current or anything fails.
 pub fn nudge_for(exe: &Path) -> Option<String> {
     let origin = locate(exe)?;
-    let store = Store::new(&origin.fable_home);
-    let current = store.current_hash(&origin.key)?;
-    let record = store.read_record(&origin.key).ok()??;
+    line(&stale_sources(&origin.fable_home, &origin.key))
+}
+
+/// Every stale source of the store at `fable_home`, `first` checked first, within [`DEADLINE`].
+pub fn stale_sources(fable_home: &Path, first: &str) -> Vec<Stale> {
+    let store = Store::new(fable_home);
+    let start = std::time::Instant::now();
+    let mut keys = store.keys().unwrap_or_default();
+    keys.sort_by_key(|k| k != first);
+    let mut out = Vec::new();
+    for key in keys {
+        if start.elapsed() > DEADLINE {
+            break;
+        }
+        if let Some(s) = source_stale(&store, &key) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The one line naming the stale sources and the command that takes the change.
+pub fn line(stale: &[Stale]) -> Option<String> {
+    match stale {
+        [] => None,
+        [Stale::Checkout(src)] => Some(format!(
+            "fable: hook source {} changed since its snapshot; sessions still run the old version. Run `fable install {}` to take the change.",
+            src.display(),
+            shell_quote(&src.to_string_lossy())
+        )),
+        [Stale::DefaultBinary] => Some(
+            "fable: the fable binary changed since the bundled evaluator's snapshot; sessions still run the old evaluator. Run `fable install` to take the new one.".to_string(),
+        ),
+        many => {
+            let names: Vec<String> = many
+                .iter()
+                .take(3)
+                .map(|s| match s {
+                    Stale::Checkout(p) => p.display().to_string(),
+                    Stale::DefaultBinary => "the fable binary".to_string(),
+                })
+                .collect();
+            let more = many.len().saturating_sub(3);
+            Some(format!(
+                "fable: {} hook sources changed since their snapshots ({}{}); sessions still run the old versions. Run `fable apply` to take the changes.",
+                many.len(),
+                names.join(", "),
+                if more > 0 { format!(", and {more} more") } else { String::new() }
+            ))
+        }
+    }
+}
+
+/// Whether the source `key` is stale; `None` when it is current or anything fails.
+fn source_stale(store: &Store, key: &str) -> Option<Stale> {
+    let current = store.current_hash(key)?;
+    let record = store.read_record(key).ok()??;
     match &record.source {
         Some(src) => {
             let config = SourceConfig::load(src).ok()?;
-            let cache = store.read_tree_cache(&origin.key);
+            let cache = store.read_tree_cache(key);
             let live = hash_source(src, &config, cache).ok()?.tree_hash;
-            (live != current).then(|| {
-                format!(
-                    "fable: hook source {} changed since its snapshot; sessions still run the old version. Run `fable install {}` to take the change.",
-                    src.display(),
-                    shell_quote(&src.to_string_lossy())
-                )
-            })
+            (live != current).then(|| Stale::Checkout(src.clone()))
         }
-        None if origin.key == DEFAULT_KEY => {
-            let live = default_live_hash(&store, &current, &record.stat_cache)?;
-            (live != current).then(|| {
-                "fable: the fable binary changed since the bundled evaluator's snapshot; sessions still run the old evaluator. Run `fable install` to take the new one.".to_string()
-            })
+        None if key == DEFAULT_KEY => {
+            let live = default_live_hash(store, &current, &record.stat_cache)?;
+            (live != current).then_some(Stale::DefaultBinary)
         }
         None => None,
     }

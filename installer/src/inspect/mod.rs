@@ -12,6 +12,7 @@ pub mod row;
 pub mod script;
 pub mod signals;
 pub mod vault;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 

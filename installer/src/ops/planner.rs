@@ -380,6 +380,8 @@ pub(crate) fn write(
         report.skipped_profiles.extend(write_failures);
         reports.push(report);
     }
+    // Still under the lock: what the evaluator's SessionStart watch compares with.
+    crate::inspect::watch::refresh_quietly(home);
     Ok(reports)
 }
 
