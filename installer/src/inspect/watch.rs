@@ -5,7 +5,9 @@
 //! and the inventory's `[[allow]]` rules. [`refresh`] is called at the end of every operation
 //! that writes host files, under the install lock.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use fable_snapshot::watch::{commands, ident, AllowIdentity, WatchList, WatchedFile, WATCH_FILE};
 
@@ -14,8 +16,9 @@ use crate::error::{Error, Result};
 use crate::fleet::inventory::Inventory;
 use crate::home::FableHome;
 
-/// The watch list of `home` as the files are now.
-pub fn build(home: &FableHome) -> Result<WatchList> {
+/// The watch list of `home` as the files are now; `known` holds the texts of files the caller
+/// has just written (the planner), which are not read again.
+pub fn build(home: &FableHome, known: &HashMap<PathBuf, Arc<str>>) -> Result<WatchList> {
     let profiles = crate::profiles::discover(home)?;
     let allow = Inventory::load(&home.inventory_path(), home.user_home())?
         .allow
@@ -39,8 +42,16 @@ pub fn build(home: &FableHome) -> Result<WatchList> {
         let mut baseline = BTreeSet::new();
         // A file that does not parse now has no baseline: what it holds once it parses is
         // compared as new, which errs towards a warning.
-        if let Ok(Some(text)) = crate::settings::plan::read_settings(&file.path) {
-            if let Ok(doc) = files::parse(&file, &text) {
+        let text = match known.get(&file.path) {
+            Some(text) => Some(text.to_string()),
+            None => crate::settings::plan::read_settings(&file.path)
+                .ok()
+                .flatten(),
+        };
+        // Parsed as the evaluator parses it (`watch::parse`: strict JSON or TOML), so that the
+        // baseline and the evaluator's sets are of the same commands.
+        if let Some(text) = text {
+            if let Some(doc) = fable_snapshot::watch::parse(&file.path, &text) {
                 baseline = commands(&doc).iter().map(|(_, c)| ident(c)).collect();
             }
         }
@@ -54,8 +65,8 @@ pub fn build(home: &FableHome) -> Result<WatchList> {
 
 /// Rewrites `$FABLE_HOME/watch.json` (atomically, mode 0600) when it differs from what is
 /// there. Called with the install lock held.
-pub fn refresh(home: &FableHome) -> Result<()> {
-    let list = build(home)?;
+pub fn refresh(home: &FableHome, known: &HashMap<PathBuf, Arc<str>>) -> Result<()> {
+    let list = build(home, known)?;
     if WatchList::read(home.root()).as_ref() == Some(&list) {
         return Ok(());
     }
@@ -70,6 +81,6 @@ pub fn refresh(home: &FableHome) -> Result<()> {
 
 /// [`refresh`], for the end of an operation whose own work is done: the watch is advice, so its
 /// failure does not fail the operation (the next operation writes it again).
-pub fn refresh_quietly(home: &FableHome) {
-    let _ = refresh(home);
+pub fn refresh_quietly(home: &FableHome, known: &HashMap<PathBuf, Arc<str>>) {
+    let _ = refresh(home, known);
 }

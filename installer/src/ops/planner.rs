@@ -340,12 +340,20 @@ pub(crate) fn write(
         }
     }
     let mut failures: Vec<Vec<SkippedProfile>> = plans.iter().map(|_| Vec::new()).collect();
+    // Each file's text as written, for the watch list (so that it reads no file again).
+    let mut texts: HashMap<PathBuf, std::sync::Arc<str>> = HashMap::new();
     for (path, chain) in &files {
         let of_file: Vec<&ProfilePlan> = chain.iter().map(|&(i, j)| &plans[i].plans[j]).collect();
         if of_file.iter().any(|p| p.changed()) {
             progress.step(&format!("patching {}", path.display()));
         }
-        if let Err(e) = write_plans(home, &of_file) {
+        let written = write_plans(home, &of_file);
+        if let (Ok(_), Some(last)) = (&written, of_file.last()) {
+            if !last.owns_whole_file() {
+                texts.insert(path.clone(), std::sync::Arc::clone(&last.after));
+            }
+        }
+        if let Err(e) = written {
             let any_changed = of_file.iter().any(|p| p.changed());
             for &(i, j) in chain {
                 let p = &plans[i].plans[j];
@@ -381,7 +389,7 @@ pub(crate) fn write(
         reports.push(report);
     }
     // Still under the lock: what the evaluator's SessionStart watch compares with.
-    crate::inspect::watch::refresh_quietly(home);
+    crate::inspect::watch::refresh_quietly(home, &texts);
     Ok(reports)
 }
 

@@ -129,7 +129,7 @@ pub fn quarantine(home: &FableHome, opts: &QuarantineOptions) -> Result<Quaranti
         records.push(record);
         moved.extend(rows);
     }
-    crate::inspect::watch::refresh_quietly(home);
+    crate::inspect::watch::refresh_quietly(home, &Default::default());
     Ok(QuarantineReport {
         dry_run: false,
         moved,
@@ -280,7 +280,7 @@ pub fn restore(home: &FableHome, ids: &[String], lock_wait: Duration) -> Result<
             command: e.command,
         }));
     }
-    crate::inspect::watch::refresh_quietly(home);
+    crate::inspect::watch::refresh_quietly(home, &Default::default());
     Ok(out)
 }
 

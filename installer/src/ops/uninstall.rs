@@ -139,7 +139,7 @@ pub(crate) fn unwire(home: &FableHome, opts: &UninstallOptions) -> Result<Uninst
         home.store().remove_source(&key)?;
         report.changed = true;
     }
-    crate::inspect::watch::refresh_quietly(home);
+    crate::inspect::watch::refresh_quietly(home, &Default::default());
     Ok(report)
 }
 
