@@ -2,10 +2,10 @@
 //! on every tool call of every agent, so what its start-up costs is paid thousands of times a
 //! day (docs/design.md, "Start-up cost of the evaluator").
 //!
-//! - Position-dependent (`-no-pie`): a position-independent executable of this size spends most
-//!   of its start-up applying ~47,000 relative relocations, each page of them a copy-on-write
-//!   fault. The cost is address-space randomisation of the executable image only; the heap,
-//!   stack and shared libraries stay randomised.
+//! - Position-independent with full RELRO and BIND_NOW (rustc's defaults, kept: `.ci/hardening.sh`
+//!   checks them with `readelf`). The evaluator hosts spawn is the lean `fable-hook` executable
+//!   (src/bin/fable-hook.rs), ~20,000 relative relocations; `fable` itself (~48,000, ~0.4 ms of
+//!   start-up as a PIE) is its fallback only (payload/BENCH.md, "Hardened binary").
 //! - The unwinder linked statically (`libgcc_eh.a`) instead of loading `libgcc_s.so.1`: that
 //!   library's load-time constructor (`__cpu_indicator_init`) executes a series of `cpuid`
 //!   instructions, each a trap to the hypervisor on a virtual machine, and it is one more
@@ -28,7 +28,6 @@ fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }
-    println!("cargo:rustc-link-arg-bins=-no-pie");
     if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() != Ok("gnu") {
         return;
     }

@@ -17,13 +17,13 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 # The smoke run checks results only: the debug build the test suite made is enough (and spares
 # CI a release build with LTO).
 if [[ " $* " == *" --smoke "* ]]; then
-  cargo build --quiet --bin fable
+  cargo build --quiet --bins
   cargo build --quiet -p fable-payload --example spawn_floor
   cargo bench --quiet --profile dev -p fable-payload --bench hook_latency -- --fable "$target/debug/fable" "$@"
   exec cargo bench --quiet --profile dev -p fable-payload --bench spawn_floor -- --fable "$target/debug/fable" \
     --floor "$target/debug/examples/spawn_floor" "$@"
 fi
-cargo build --release --quiet --bin fable
+cargo build --release --quiet --bins
 cargo build --release --quiet -p fable-payload --example spawn_floor
 cargo bench --quiet -p fable-payload --bench hook_latency -- --fable "$target/release/fable" "$@"
 exec cargo bench --quiet -p fable-payload --bench spawn_floor -- --fable "$target/release/fable" \

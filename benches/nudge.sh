@@ -45,7 +45,7 @@ echo "# new" >"$tmp/src/hooks/lib/d07/new.py"
 
 
 echo "== fable-hook session-start end to end (release fable as the source's evaluator, $n files)"
-cargo build --release --quiet --bin fable
+cargo build --release --quiet --bins
 fable=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)/fable
 home="$tmp/home"
 unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME QWEN_HOME COPILOT_HOME OPENCODE_CONFIG_DIR FACTORY_HOME_OVERRIDE KIMI_CODE_HOME XDG_CONFIG_HOME FABLE_INVENTORY
@@ -80,7 +80,7 @@ cargo build --release --quiet -p fable-payload --example spawn_floor
 floor=$(cd "${CARGO_TARGET_DIR:-target}/release/examples" && pwd)/spawn_floor
 home2="$tmp/home2"
 mkdir -p "$home2"
-for d in .claude .codex .gemini .qwen .cursor .factory .copilot .kimi .config/opencode; do mkdir -p "$home2/$d"; done
+for d in .claude .codex .gemini .qwen .cursor .factory .augment .codeium/windsurf .kimi-code .copilot .config/opencode; do mkdir -p "$home2/$d"; done
 HOME="$home2" FABLE_HOME="$home2/.fable" "$fable" install >/dev/null
 i=0
 while [ $i -lt 30 ]; do

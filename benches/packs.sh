@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 if [[ " $* " == *" --smoke "* ]]; then
-  cargo build --quiet --bin fable
+  cargo build --quiet --bins
   exec cargo bench --quiet --profile dev -p fable-payload --bench packs_latency -- --fable "$target/debug/fable" "$@"
 fi
-cargo build --release --quiet --bin fable
+cargo build --release --quiet --bins
 exec cargo bench --quiet -p fable-payload --bench packs_latency -- --fable "$target/release/fable" "$@"

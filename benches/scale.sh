@@ -33,10 +33,10 @@ target=${CARGO_TARGET_DIR:-target}
 if [ -n "${FABLE_BIN:-}" ]; then
   bin=$FABLE_BIN # a binary built already (no build step)
 elif [ "$profile" = release ]; then
-  cargo build --release --quiet --bin fable
+  cargo build --release --quiet --bins
   bin=$target/release/fable
 else
-  cargo build --quiet --bin fable
+  cargo build --quiet --bins
   bin=$target/debug/fable
 fi
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac

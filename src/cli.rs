@@ -109,6 +109,7 @@ pub fn main() -> i32 {
     if name == "fable-hook" {
         return fable_payload::hook_main(args);
     }
+    fable_installer::default_source::set_build(VERSION);
     // The completion scripts' hook, outside clap so that no completion or man page offers it.
     if std::env::args_os()
         .nth(1)

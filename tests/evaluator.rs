@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{self, TestEnv};
+use crate::util::{self, make_executable, write, TestEnv};
 
 /// A temp environment with one opted-in project.
 struct Proj {
@@ -262,6 +262,22 @@ fn the_evaluator_loads_no_math_library() {
     assert!(
         !loader.contains("libm.so"),
         "libm is loaded again: {loader}"
+    );
+    // The lean evaluator the default source snapshots (src/bin/fable-hook.rs) neither.
+    let o = p
+        .env
+        .command(env!("CARGO_BIN_EXE_fable-hook"))
+        .arg("stop")
+        .env("FABLE_DISABLE", "1")
+        .env("LD_DEBUG", "libs")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let loader = stderr(&o);
+    assert!(loader.contains("libc.so"), "{loader}");
+    assert!(
+        !loader.contains("libm.so"),
+        "fable-hook loads libm: {loader}"
     );
 }
 
@@ -1861,4 +1877,84 @@ fn cursor_loop_count_is_a_reentrant_stop() {
             stderr(&o)
         );
     }
+}
+
+/// Both executables are what distributions ship: position-independent, with full RELRO and
+/// BIND_NOW (build.rs; payload/BENCH.md, "Hardened binary"). Read with binutils' `readelf`,
+/// which links every Linux build of fable (the GNU toolchain); a missing `readelf` fails.
+#[cfg(target_os = "linux")]
+#[test]
+fn both_executables_are_hardened_position_independent() {
+    for bin in [
+        env!("CARGO_BIN_EXE_fable"),
+        env!("CARGO_BIN_EXE_fable-hook"),
+    ] {
+        let readelf = |flag: &str| {
+            let o = Command::new("readelf")
+                .args(["-W", flag, bin])
+                .output()
+                .expect("readelf (binutils) is needed to check the executables");
+            assert!(o.status.success(), "readelf {flag} {bin}");
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let header = readelf("-h");
+        assert!(
+            header.contains("DYN (Position-Independent"),
+            "{bin}: {header}"
+        );
+        let dynamic = readelf("-d");
+        assert!(dynamic.contains("BIND_NOW"), "{bin}: {dynamic}");
+        assert!(dynamic.contains("PIE"), "{bin}: {dynamic}");
+        assert!(readelf("-l").contains("GNU_RELRO"), "{bin}: no RELRO");
+    }
+}
+
+/// The lean `fable-hook` of the same build is what the default source snapshots; one that
+/// reports another build, or none, leaves `fable` itself as the evaluator (a self-update that
+/// replaced `fable` alone must not wire an old evaluator).
+#[test]
+fn install_snapshots_the_lean_evaluator_only_when_it_is_of_the_same_build() {
+    let lean = std::fs::read(env!("CARGO_BIN_EXE_fable-hook")).unwrap();
+    let fat = std::fs::read(env!("CARGO_BIN_EXE_fable")).unwrap();
+    let snapshot = |env: &TestEnv| {
+        let p = env
+            .home
+            .join(".fable/sources/default/current/bin/fable-hook");
+        std::fs::read(p).unwrap()
+    };
+
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    env.ok(["install"]);
+    assert!(snapshot(&env) == lean, "the lean evaluator is snapshotted");
+    // It answers as the evaluator does.
+    let o = env
+        .command(env!("CARGO_BIN_EXE_fable-hook"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(version.starts_with("fable-hook 0."), "{version}");
+
+    // `fable` beside a `fable-hook` of another build.
+    let dir = env.root().join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_fable"), dir.join("fable")).unwrap();
+    write(
+        &dir.join("fable-hook"),
+        "#!/bin/sh\necho 'fable-hook 0.0.9 (0000000 2020-01-01)'\n",
+    );
+    make_executable(&dir.join("fable-hook"));
+    let other = TestEnv::new();
+    std::fs::create_dir_all(other.home.join(".claude")).unwrap();
+    let o = other
+        .command(dir.join("fable"))
+        .arg("install")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        snapshot(&other) == fat,
+        "another build's fable-hook is not used"
+    );
 }

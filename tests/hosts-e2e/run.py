@@ -32,7 +32,7 @@ OWN_PREFIX = {"kimi": KI}
 # Node start-up competes with every other host's first run.
 START_DELAY = {"kimi": 60}
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
-         "stop-card", "stop-bounded", "stop-bounded-repeat", "loopback-only"]
+         "stop-card", "stop-bounded", "stop-bounded-repeat", "watch-line", "loopback-only"]
 RUN_DEADLINE = 45.0
 # A host's first run pays its one-time start-up in a fresh HOME (OpenCode: well over 45 s on a
 # loaded two-core machine, against 10 s on a quiet one).
@@ -506,6 +506,56 @@ def tool_results(run, needle=None):
     return out
 
 
+# Hosts the watch-line case runs on (docs/design.md, "Integrity"): Claude Code, whose
+# SessionStart context reaches the model on every run.
+WATCH_HOSTS = {"claude"}
+STALE_MARK = "changed since its snapshot; sessions still run the old version"
+FOREIGN_MARK = "fable did not install appeared in"
+PLANTED = "echo planted-by-hosts-e2e"
+
+
+def watch_case(inn):
+    """Four sessions in one project: nothing changed (no watch line); the probe source's script
+    edited (the stale line, once, naming the source); a foreign SessionStart entry planted in
+    the user's settings (the foreign line, once, naming its command); one more session (the
+    foreign line is not repeated: it says what appeared since the last session)."""
+    p = inn.project("watch")
+
+    def first_request(name):
+        run = inn.run_cli(name, p, fm.Script([fm.text()]))
+        m = mains(run)
+        if not m:
+            raise RuntimeError(f"{name}: no model request (rc {run['rc']}, killed {run['killed']}): "
+                               + run["stderr"][-300:].replace("\n", " | "))
+        return body_text(m[0])
+
+    try:
+        t = first_request("watch-0")
+        if STALE_MARK in t or FOREIGN_MARK in t:
+            return False, "a watch line in the first session, before anything changed"
+        src = os.path.join(inn.root, "probe-src")
+        with open(os.path.join(src, "hooks", "probe.sh"), "a") as f:
+            f.write("# edited between two sessions\n")
+        t = first_request("watch-1")
+        if t.count(STALE_MARK) != 1 or src not in t:
+            return False, f"after the source edit: the stale line {t.count(STALE_MARK)} times (want 1, naming {src})"
+        settings = os.path.join(inn.home, ".claude", "settings.json")
+        doc = json.load(open(settings))
+        doc.setdefault("hooks", {}).setdefault("SessionStart", []).append(
+            {"hooks": [{"type": "command", "command": PLANTED}]})
+        with open(settings, "w") as f:
+            json.dump(doc, f, indent=2)
+        t = first_request("watch-2")
+        if t.count(FOREIGN_MARK) != 1 or PLANTED not in t:
+            return False, f"after the planted entry: the foreign line {t.count(FOREIGN_MARK)} times (want 1)"
+        t = first_request("watch-3")
+        if FOREIGN_MARK in t:
+            return False, "the foreign line again in the session after the one that reported it"
+        return True, "no line, the stale line once, the foreign line once, then not again"
+    except Exception as e:  # noqa: BLE001
+        return False, f"setup: {e}"
+
+
 def inner_main(host, root, fable):
     inn = Inner(host, root, fable)
     cases, facts = {}, inn.facts
@@ -714,6 +764,13 @@ def inner_main(host, root, fable):
                    f"(want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
         else:
             result(case, True, f"{n} model calls, {stops} Stop hook runs, rc {run['rc']}")
+
+    # ---- runs 7-10: the SessionStart watch line (case 9)
+    if host in WATCH_HOSTS:
+        result("watch-line", *watch_case(inn))
+    else:
+        not_applicable("watch-line", "checked on Claude Code; the watch itself does not depend on the host "
+                       "(tests/watch.rs)")
 
     # ---- case 8: nothing tried to leave loopback
     names = sorted({q["name"] for r in inn.runs.values() for q in r["dns"]})
