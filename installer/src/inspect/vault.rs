@@ -157,6 +157,30 @@ pub fn removal_edits(
         }
         i = j;
     }
+    // An event list the removals empty goes with them, and so does a `hooks` object left with
+    // no event: quarantine leaves no `"Stop": []` behind (the restore writes the text from
+    // before, byte-exact).
+    let hooks = value.get("hooks").and_then(Value::as_object);
+    let mut emptied = Vec::new();
+    for (event, list) in hooks.into_iter().flatten() {
+        let total = list.as_array().map_or(usize::MAX, Vec::len);
+        let removed = edits
+            .iter()
+            .filter(|e| match e {
+                Edit::RemoveGroup { event: ev, .. } => ev == event,
+                Edit::RemoveEntry { event: ev, .. } => layout != Layout::Grouped && ev == event,
+                _ => false,
+            })
+            .count();
+        if removed == total && total > 0 {
+            emptied.push(event.clone());
+        }
+    }
+    let all = hooks.is_some_and(|h| h.len() == emptied.len() && !emptied.is_empty());
+    edits.extend(emptied.into_iter().map(|event| Edit::RemoveEvent { event }));
+    if all {
+        edits.push(Edit::RemoveHooks);
+    }
     edits
 }
 
@@ -211,6 +235,27 @@ mod tests {
                     event: "stop".into(),
                     group: 0,
                     entry: 0
+                },
+                Edit::RemoveEvent {
+                    event: "stop".into()
+                },
+                Edit::RemoveHooks,
+            ]
+        );
+        // An emptied event goes; another event keeps the `hooks` object.
+        let two = json!({"hooks": {
+            "Stop": [{"hooks": [{"command": "a"}]}],
+            "PreToolUse": [{"hooks": [{"command": "b"}]}]
+        }});
+        assert_eq!(
+            removal_edits(&two, Layout::Grouped, &[("Stop".to_string(), 0, 0)]),
+            vec![
+                Edit::RemoveGroup {
+                    event: "Stop".into(),
+                    group: 0
+                },
+                Edit::RemoveEvent {
+                    event: "Stop".into()
                 },
             ]
         );
