@@ -395,6 +395,36 @@ fn foreign_entries_of_every_host_are_listed_quarantined_and_restored_byte_exact(
         &[],
     );
 
+    // Droid's, Auggie's and Windsurf's project files (settings.local.json is Auggie's personal
+    // layer beside the committed one).
+    let pfd = proj.join(".factory/settings.json");
+    p(
+        pfd.clone(),
+        "droid",
+        "project",
+        "PreToolUse",
+        c("echo droid-project"),
+        &[],
+    );
+    let pau = proj.join(".augment/settings.local.json");
+    p(
+        pau.clone(),
+        "augment",
+        "project",
+        "Stop",
+        c("echo augment-local"),
+        &[],
+    );
+    let pws = proj.join(".windsurf/hooks.json");
+    p(
+        pws.clone(),
+        "windsurf",
+        "project",
+        "pre_run_command",
+        c("echo windsurf-project"),
+        &[],
+    );
+
     // Plant them (after the install, so the files hold fable's entries too).
     let kimi = h.join(".kimi-code/config.toml");
     let before_plant = snapshot(&[claude.clone(), codex.clone(), kimi.clone()]);

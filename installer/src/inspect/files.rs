@@ -14,6 +14,12 @@
 //! - Cursor: `.cursor/hooks.json` (cursor.com/docs/agent/hooks, project hooks beside
 //!   `~/.cursor/hooks.json`).
 //! - Copilot CLI: `.github/hooks/*.json`.
+//! - Factory Droid: `.factory/settings.json` and `.factory/settings.local.json`
+//!   (docs.factory.ai/reference/hooks-reference; its `hooks.json`, events at the top level, is
+//!   not read yet).
+//! - Auggie: `.augment/settings.json` and `.augment/settings.local.json`
+//!   (docs.augmentcode.com/cli/hooks, "Settings File Locations").
+//! - Windsurf: `.windsurf/hooks.json` at the workspace root (docs.windsurf.com, Cascade hooks).
 
 use std::path::{Path, PathBuf};
 
@@ -95,6 +101,11 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
             (Host::Gemini, ".gemini/settings.json"),
             (Host::Qwen, ".qwen/settings.json"),
             (Host::Cursor, ".cursor/hooks.json"),
+            (Host::Droid, ".factory/settings.json"),
+            (Host::Droid, ".factory/settings.local.json"),
+            (Host::Augment, ".augment/settings.json"),
+            (Host::Augment, ".augment/settings.local.json"),
+            (Host::Windsurf, ".windsurf/hooks.json"),
         ];
         for (host, rel) in shared {
             out.push(HostFile {
