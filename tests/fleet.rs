@@ -644,3 +644,38 @@ fn an_inventory_naming_one_directory_twice_is_refused_before_anything_is_written
     );
     assert!(!f.env.fable_home.join("sources").exists());
 }
+
+/// A hint keeps the file it was given: `apply -f FILE` of an inventory whose git source has not
+/// been fetched names `fable sync -f FILE`, which then works as printed.
+#[test]
+fn the_sync_hint_of_another_inventory_keeps_its_file() {
+    let f = Fleet::new();
+    let team = f.env.root().join("team fleet.toml");
+    write(&team, &f.inventory(&["team"]));
+    let out = f.env.run([
+        "apply".as_ref(),
+        "-f".as_ref(),
+        team.as_os_str(),
+        "--yes".as_ref(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let hint = format!("run `fable sync -f '{}'`", team.display());
+    assert!(err.contains(&hint), "{err}");
+    // The machine's own inventory still gets the short form.
+    f.write_inventory(&["team"]);
+    let err = String::from_utf8_lossy(&f.env.run(["apply"]).stderr).into_owned();
+    assert!(err.contains("run `fable sync`"), "{err}");
+    // And the printed command does what it says.
+    let synced = f.env.run([
+        "sync".as_ref(),
+        "-f".as_ref(),
+        team.as_os_str(),
+        "--yes".as_ref(),
+    ]);
+    assert!(
+        synced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&synced.stderr)
+    );
+}

@@ -1139,3 +1139,21 @@ fn the_first_install_explains_itself_only_the_first_time() {
     );
     assert!(!out.contains("fable init"), "{out}");
 }
+
+/// A source directory that does not exist is named as such, with where a relative one was
+/// looked for, and nothing is written.
+#[test]
+fn a_missing_source_directory_is_named_as_such() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let o = env.run(["install", "src/nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("src/nope: no such directory (looked in "),
+        "{err}"
+    );
+    assert!(err.contains("hooks/hooks.json"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+    assert!(!env.home.join(".claude/settings.json").exists());
+}

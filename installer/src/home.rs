@@ -82,6 +82,20 @@ impl FableHome {
             .unwrap_or_else(|| self.root.join("fleet.toml"))
     }
 
+    /// The `fable sync` that fetches for the inventory this home reads: with `-f FILE` when
+    /// that is not the machine's own, so that a hint works as printed.
+    pub fn sync_command(&self) -> String {
+        let inv = self.inventory_path();
+        if inv == self.machine_inventory_path() {
+            "fable sync".into()
+        } else {
+            format!(
+                "fable sync -f {}",
+                fable_snapshot::manifest::shell_quote(&inv.to_string_lossy())
+            )
+        }
+    }
+
     /// The same home with `-f FILE` forgotten: reading the machine's own inventory.
     pub fn machine(&self) -> FableHome {
         let mut home = self.clone();

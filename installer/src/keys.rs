@@ -446,8 +446,22 @@ pub fn install_spec(home: &FableHome, spec: SourceSpec, name: Option<&str>) -> R
                 return Ok(InstallSpec { spec, note: None })
             }
         };
-    let Ok(real) = path.canonicalize() else {
-        return Ok(InstallSpec { spec, note: None });
+    let real = match path.canonicalize() {
+        Ok(real) => real,
+        // A missing directory is named as such (not "os error 2"), with where it was looked for.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let looked = match (path.is_relative(), std::env::current_dir()) {
+                (true, Ok(cwd)) => format!(" (looked in {})", cwd.display()),
+                _ => String::new(),
+            };
+            return Err(Error::Invalid {
+                path: path.clone(),
+                message: format!(
+                    "no such directory{looked}; pass the directory of a hook source, the one that holds hooks/hooks.json"
+                ),
+            });
+        }
+        Err(_) => return Ok(InstallSpec { spec, note: None }),
     };
     // The choice reads the store, which a concurrent install may be writing: under the lock it
     // sees a source either whole or not at all (a half-made one read as another directory's

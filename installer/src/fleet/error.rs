@@ -21,8 +21,13 @@ pub enum FleetError {
     #[error("{path}: cannot check out: {message}")]
     Checkout { path: PathBuf, message: String },
     /// The checkout or the lock does not match the inventory: `fable sync` has not run since.
-    #[error("source {name}: {message}; run `fable sync`")]
-    NotSynced { name: String, message: String },
+    #[error("source {name}: {message}; run `{sync}`")]
+    NotSynced {
+        name: String,
+        message: String,
+        /// The sync command for this inventory (`FableHome::sync_command`).
+        sync: String,
+    },
     /// The inventory file is gone while sources an earlier apply installed from it are still
     /// in place: applying "nothing" would prune them all, so fable refuses.
     #[error("{path}: the inventory does not exist, and applying without it would prune {sources} (installed by an earlier apply); restore the file, or write one with `schema = 1` and no sources to remove them")]

@@ -176,6 +176,7 @@ pub fn apply_with(
         if let (Some(pinned), Some(s)) = (&p.pinned_tree, report.sources.first()) {
             if *pinned != s.tree_hash {
                 return Err(FleetError::NotSynced {
+                    sync: home.sync_command(),
                     name: p.name.clone(),
                     message: format!(
                         "its checkout's tree hash {} differs from the lock's {pinned} (the checkout was changed)",
@@ -479,6 +480,7 @@ fn specs(home: &FableHome, desired: &DesiredState, skip_unsynced: bool) -> Resul
         let file = d.file.clone();
         let name = s.name.clone();
         let not_synced = |message: String| FleetError::NotSynced {
+            sync: home.sync_command(),
             name: name.clone(),
             message,
         };

@@ -46,7 +46,12 @@ pub fn findings(home: &FableHome, file: &Path) -> Vec<Finding> {
                             file,
                             format!("source {}: not fetched yet, so not validated", s.name),
                         )
-                        .hint("run `fable sync` to fetch it"),
+                        .hint(format!(
+                            "run `{}` to fetch it",
+                            home.clone()
+                                .with_inventory(Some(file.to_path_buf()))
+                                .sync_command()
+                        )),
                     );
                 }
             }
