@@ -425,6 +425,7 @@ fn a_stale_source_is_resynced_and_a_missing_checkout_is_reported() {
     let before = tree_listing(&env.root());
     let v = env.json(["update", "--no-self-update", "--check", "--json"]);
     assert_eq!(v["sources"][0]["action"], "would_resync", "{v}");
+    assert!(v["doctor"].is_null(), "--check runs no doctor: {v}");
     assert_eq!(
         (&v["changed"], &v["would_change"]),
         (&false.into(), &true.into())
@@ -466,4 +467,19 @@ fn the_self_update_step_is_compiled_out() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["self_update"]["status"], "disabled", "{v}");
     fx.assert_untouched(&out);
+}
+
+/// `update --check` answers whether there is something to update: a doctor error elsewhere
+/// (an unparseable settings file) does not fail it, while `update` itself still reports it.
+#[test]
+fn update_check_is_not_failed_by_an_unrelated_doctor_error() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    env.ok(["install"]);
+    write(&env.home.join(".gemini/settings.json"), "{ not json\n");
+    let check = env.run(["update", "--no-self-update", "--check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    assert!(!text(&check).contains("doctor:"), "{}", text(&check));
+    let full = env.run(["update", "--no-self-update"]);
+    assert_eq!(full.status.code(), Some(1), "{}", text(&full));
 }

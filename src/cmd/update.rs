@@ -29,12 +29,14 @@ must match, its zipsign signature must verify against a key built into fable, an
 extracted binary's --version must print the release's version. An older release is never \
 installed without --allow-downgrade.\n\n\
 Exit status: 0 when everything was brought up to date and the doctor reports no error, \
-1 otherwise.\n\nExamples:\n  fable update --from github:OWNER/fable  update the binary, re-sync, \
-check\n  fable update --check                    report what would be done, write nothing\n  \
+1 otherwise. With --check: 0 unless the release or a source could not be checked (the doctor \
+does not run).\n\nExamples:\n  fable update --from github:OWNER/fable  update the binary, re-sync, \
+check\n  fable update --check                    is there a release? which sources would re-sync?\n  \
 fable update --no-self-update           only re-sync the sources and run the doctor"
 )]
 pub struct UpdateArgs {
-    /// Only report what would be updated and re-synced; write nothing.
+    /// Only report whether a release is available and which sources would be re-synced;
+    /// write nothing, run no doctor.
     #[arg(long)]
     pub check: bool,
     /// Do not replace the fable binary; only re-sync sources and run the doctor.
@@ -65,7 +67,8 @@ pub struct UpdateArgs {
 struct UpdateDocument<'a> {
     self_update: &'a SelfUpdate,
     sources: &'a ResyncReport,
-    doctor: &'a Report,
+    /// `None` with `--check`, which checks for a release and plans the re-sync only.
+    doctor: Option<&'a Report>,
 }
 
 impl Run for UpdateArgs {
@@ -106,19 +109,23 @@ impl Run for UpdateArgs {
             },
         );
         drop(spinner);
-        let lines = ProbeLines::new(self.json);
-        let doctor = fable_doctor::run_observed(
-            &home,
-            &DoctorOptions {
-                fix: false,
-                probe: self.probe,
-                ..DoctorOptions::default()
-            },
-            lines.as_ref(),
-        );
-        drop(lines);
+        // `--check` asks whether there is something to update, not whether the machine is
+        // healthy: an unrelated doctor finding (a Codex trust error) must not fail it.
+        let doctor = (!self.check).then(|| {
+            let lines = ProbeLines::new(self.json);
+            fable_doctor::run_observed(
+                &home,
+                &DoctorOptions {
+                    fix: false,
+                    probe: self.probe,
+                    ..DoctorOptions::default()
+                },
+                lines.as_ref(),
+            )
+        });
         term::yield_to_interrupt();
-        let failed = self_update.failed() || sources.failed() || !doctor.ok;
+        let failed =
+            self_update.failed() || sources.failed() || doctor.as_ref().is_some_and(|d| !d.ok);
         // Probes are done: a closed stdout may end us quietly from here on.
         crate::cli::restore_sigpipe();
         if self.json {
@@ -126,7 +133,7 @@ impl Run for UpdateArgs {
             let doc = UpdateDocument {
                 self_update: &self_update,
                 sources: &sources,
-                doctor: &doctor,
+                doctor: doctor.as_ref(),
             };
             let changed = if self.check {
                 let would = self_update.status == Status::Available
@@ -141,7 +148,9 @@ impl Run for UpdateArgs {
             return json::print(&doc, code, changed);
         } else {
             print_sources(&sources.sources, self.check);
-            print_doctor(&doctor);
+            if let Some(doctor) = &doctor {
+                print_doctor(doctor);
+            }
         }
         Ok(if failed { 1 } else { 0 })
     }
