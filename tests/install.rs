@@ -1157,3 +1157,41 @@ fn a_missing_source_directory_is_named_as_such() {
     assert!(!err.contains("os error"), "{err}");
     assert!(!env.home.join(".claude/settings.json").exists());
 }
+
+/// `install` ends with a note for every profile it wrote whose host will not run the hooks:
+/// Claude Code with `disableAllHooks`, Codex with fable's entries not trusted yet (the
+/// doctor's own findings and fixes). A profile that runs them gets no note.
+#[test]
+fn install_notes_every_written_profile_whose_host_will_not_run_it() {
+    let env = TestEnv::new();
+    write(
+        &env.claude_settings(),
+        "{\n  \"disableAllHooks\": true\n}\n",
+    );
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::create_dir_all(env.home.join(".qwen")).unwrap();
+    let out = env.ok(["install"]);
+    let claude_note = out
+        .lines()
+        .position(|l| {
+            l.starts_with("note: claude ~/.claude/settings.json:") && l.contains("disableAllHooks")
+        })
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        out.lines()
+            .nth(claude_note + 1)
+            .unwrap()
+            .contains("fix: remove \"disableAllHooks\""),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("note: codex ~/.codex/hooks.json:")),
+        "{out}"
+    );
+    assert!(out.contains("fix: fable install --trust-codex"), "{out}");
+    assert!(!out.contains("note: qwen"), "{out}");
+    // Nothing written, nothing to note.
+    let again = env.ok(["install"]);
+    assert!(!again.contains("note: claude"), "{again}");
+}

@@ -63,6 +63,16 @@ impl Run for ApplyArgs {
             return json::print(&report, code(&report), changed);
         }
         print_report(&report);
+        if !report.dry_run {
+            let written: Vec<std::path::PathBuf> = report
+                .sources
+                .iter()
+                .flat_map(|s| s.install.plans.iter())
+                .filter(|p| p.changed())
+                .map(|p| p.profile.path.clone())
+                .collect();
+            crate::cmd::wiring_notes::print(&home, &written);
+        }
         Ok(code(&report))
     }
 }

@@ -186,9 +186,6 @@ impl Run for InstallArgs {
                     crate::say!("{}", diff.trim_end_matches('\n'));
                     crate::say!("JSON Patch: {}", serde_json::to_string(&plan.patch)?);
                 }
-                if p.host == Host::Codex && report.codex_trust.is_none() {
-                    crate::say!("  note: Codex skips a hook until its definition is trusted: run `fable install --trust-codex` (or trust them in Codex's /hooks)");
-                }
             } else {
                 crate::say!("{} {}: unchanged", p.host, p.path.display());
             }
@@ -254,6 +251,17 @@ impl Run for InstallArgs {
         }
         if !report.changed && !trusted_any && !others_changed {
             crate::say!("everything is current");
+        }
+        if !report.dry_run {
+            // Every profile just written whose host will not run it says so (and how to fix).
+            let written: Vec<std::path::PathBuf> = report
+                .plans
+                .iter()
+                .chain(others.iter().flat_map(|o| o.install.plans.iter()))
+                .filter(|p| p.changed())
+                .map(|p| p.profile.path.clone())
+                .collect();
+            crate::cmd::wiring_notes::print(&home, &written);
         }
         if first_run {
             for line in crate::cmd::first_run::explain(&home, &report) {

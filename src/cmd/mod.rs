@@ -19,3 +19,4 @@ pub mod sync;
 pub mod uninstall;
 pub mod update;
 pub mod validate;
+pub mod wiring_notes;

@@ -210,6 +210,29 @@ pub fn check_profiles(
     (out, parseable)
 }
 
+/// What keeps the hooks of `profiles` from running, for the note `install` and `apply` end
+/// with (issue "trust at wiring time"): the switches that turn hooks off (Claude Code, Qwen,
+/// Droid), Codex's per-hook trust (asking Codex when it is on PATH) and Gemini's folder trust
+/// and switches. Only problems (warnings and errors); an unparseable file is the install's own
+/// report, not repeated here.
+pub fn wiring_notes(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for profile in profiles {
+        let subject = profiles::profile_subject(profile);
+        let Ok(parsed) = profiles::parse_or_report(profile, &subject) else {
+            continue;
+        };
+        if !parsed.exists {
+            continue;
+        }
+        out.extend(profiles::check_switches(&parsed, &subject));
+        out.extend(codex::check_codex(home, &parsed, &subject));
+        out.extend(gemini::check_gemini(home, &parsed, &subject));
+    }
+    out.retain(|f| f.severity != Severity::Ok);
+    out
+}
+
 /// Shell-quotes a path for a fix command shown to the user.
 fn quoted(p: &Path) -> String {
     fable_snapshot::manifest::shell_quote(&p.to_string_lossy())
