@@ -233,3 +233,54 @@ fn a_path_plugin_json_names_that_is_missing_or_escapes_is_refused_naming_it() {
     assert!(problems[1]["message"].as_str().unwrap().contains("escapes"));
     assert!(!env.fable_home.join("sources").exists(), "nothing written");
 }
+
+/// Runs a wired command as a host does (`sh -c`, no stdin): (exit code, stdout, stderr).
+fn run_wired(env: &TestEnv, command: &str) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new("sh")
+        .args(["-c", command])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .current_dir(&env.home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_hook_that_prints_plain_text_allows_on_cursor() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".cursor")).unwrap();
+    let src = env.root().join("chatty");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Write|Edit", "hooks": [
+  {"type": "command", "command": "echo '🔍 Validating workflow'"}
+]}]}}"#,
+    );
+    let (code, doc) = install_json(&env, &src);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let cursor = read(&env.home.join(".cursor/hooks.json"));
+    let wired: Vec<String> = cursor["hooks"]["preToolUse"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["command"].as_str().map(str::to_string))
+        .collect();
+    assert!(!wired.is_empty(), "{cursor:#}");
+    for command in &wired {
+        let (code, stdout, stderr) = run_wired(&env, command);
+        assert_eq!(code, Some(0), "{command}");
+        assert_eq!(stdout, "{\"permission\":\"allow\"}\n", "{command}");
+        assert!(stderr.contains("🔍 Validating workflow"), "{stderr:?}");
+    }
+    // Claude Code shows the text as the hook printed it.
+    let claude = commands(&read(&env.claude_settings()), "PreToolUse");
+    let (code, stdout, _) = run_wired(&env, &claude[0]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "🔍 Validating workflow\n"));
+}
