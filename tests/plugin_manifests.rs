@@ -284,3 +284,48 @@ fn a_hook_that_prints_plain_text_allows_on_cursor() {
     let (code, stdout, _) = run_wired(&env, &claude[0]);
     assert_eq!((code, stdout.as_str()), (Some(0), "🔍 Validating workflow\n"));
 }
+
+#[test]
+fn a_source_with_nothing_for_a_host_creates_no_file_there() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".cursor")).unwrap();
+    let cursor = env.home.join(".cursor/hooks.json");
+    let empty = env.root().join("empty");
+    write(&empty.join("hooks/hooks.json"), r#"{"hooks": {}}"#);
+    let (code, doc) = install_json(&env, &empty);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert!(!cursor.exists(), "{}", std::fs::read_to_string(&cursor).unwrap_or_default());
+    // Only a hook type Cursor does not run: Claude Code gets it, Cursor nothing.
+    let prompt = env.root().join("prompt-only");
+    write(
+        &prompt.join("hooks/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "Is the task done?"}]}]}}"#,
+    );
+    let (code, doc) = install_json(&env, &prompt);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert!(!cursor.exists(), "{}", std::fs::read_to_string(&cursor).unwrap_or_default());
+    assert!(
+        std::fs::read_to_string(env.claude_settings())
+            .unwrap()
+            .contains("Is the task done?")
+    );
+    // Neither status nor the doctor calls the missing file a problem.
+    let out = env.run(["status", "--check"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doctor = env.run(["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    for f in report["findings"].as_array().cloned().unwrap_or_default() {
+        let text = f.to_string();
+        assert!(
+            !["warn", "warning", "error"].contains(&f["severity"].as_str().unwrap_or(""))
+                || !text.contains(".cursor"),
+            "{f}"
+        );
+    }
+}
