@@ -81,10 +81,10 @@ fn a_misspelt_event_is_refused_with_a_suggestion_and_a_new_one_passes() {
     let problems = doc["error"]["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 2, "{doc:#}");
     let manifest = src.canonicalize().unwrap().join("hooks/hooks.json");
-    for (p, (name, fix)) in problems
-        .iter()
-        .zip([("Stopp", "did you mean Stop?"), ("PreTooluse", "did you mean PreToolUse?")])
-    {
+    for (p, (name, fix)) in problems.iter().zip([
+        ("Stopp", "did you mean Stop?"),
+        ("PreTooluse", "did you mean PreToolUse?"),
+    ]) {
         assert_eq!(p["path"].as_str(), manifest.to_str(), "{p}");
         assert!(p["message"].as_str().unwrap().contains(name), "{p}");
         assert_eq!(p["fix"].as_str(), Some(fix), "{p}");
@@ -94,7 +94,10 @@ fn a_misspelt_event_is_refused_with_a_suggestion_and_a_new_one_passes() {
     let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refused, 2 problem(s)"), "{err}");
-    assert!(err.contains(&format!("{}: \"Stopp\"", manifest.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}: \"Stopp\"", manifest.display())),
+        "{err}"
+    );
     assert!(err.contains("fix: did you mean Stop?"), "{err}");
 
     // A name of its own, far from every known event, still reaches Claude Code by name.
@@ -225,11 +228,17 @@ fn a_path_plugin_json_names_that_is_missing_or_escapes_is_refused_naming_it() {
     assert_eq!(code, Some(1), "{doc:#}");
     let problems = doc["error"]["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 2, "{doc:#}");
-    let plugin_json = src.canonicalize().unwrap().join(".claude-plugin/plugin.json");
+    let plugin_json = src
+        .canonicalize()
+        .unwrap()
+        .join(".claude-plugin/plugin.json");
     for p in problems {
         assert_eq!(p["path"].as_str(), plugin_json.to_str(), "{p}");
     }
-    assert!(problems[0]["message"].as_str().unwrap().contains("\"./hooks/gone.json\""));
+    assert!(problems[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"./hooks/gone.json\""));
     assert!(problems[1]["message"].as_str().unwrap().contains("escapes"));
     assert!(!env.fable_home.join("sources").exists(), "nothing written");
 }
@@ -282,7 +291,10 @@ fn a_hook_that_prints_plain_text_allows_on_cursor() {
     // Claude Code shows the text as the hook printed it.
     let claude = commands(&read(&env.claude_settings()), "PreToolUse");
     let (code, stdout, _) = run_wired(&env, &claude[0]);
-    assert_eq!((code, stdout.as_str()), (Some(0), "🔍 Validating workflow\n"));
+    assert_eq!(
+        (code, stdout.as_str()),
+        (Some(0), "🔍 Validating workflow\n")
+    );
 }
 
 #[test]
@@ -294,7 +306,11 @@ fn a_source_with_nothing_for_a_host_creates_no_file_there() {
     write(&empty.join("hooks/hooks.json"), r#"{"hooks": {}}"#);
     let (code, doc) = install_json(&env, &empty);
     assert_eq!(code, Some(0), "{doc:#}");
-    assert!(!cursor.exists(), "{}", std::fs::read_to_string(&cursor).unwrap_or_default());
+    assert!(
+        !cursor.exists(),
+        "{}",
+        std::fs::read_to_string(&cursor).unwrap_or_default()
+    );
     // Only a hook type Cursor does not run: Claude Code gets it, Cursor nothing.
     let prompt = env.root().join("prompt-only");
     write(
@@ -303,12 +319,14 @@ fn a_source_with_nothing_for_a_host_creates_no_file_there() {
     );
     let (code, doc) = install_json(&env, &prompt);
     assert_eq!(code, Some(0), "{doc:#}");
-    assert!(!cursor.exists(), "{}", std::fs::read_to_string(&cursor).unwrap_or_default());
     assert!(
-        std::fs::read_to_string(env.claude_settings())
-            .unwrap()
-            .contains("Is the task done?")
+        !cursor.exists(),
+        "{}",
+        std::fs::read_to_string(&cursor).unwrap_or_default()
     );
+    assert!(std::fs::read_to_string(env.claude_settings())
+        .unwrap()
+        .contains("Is the task done?"));
     // Neither status nor the doctor calls the missing file a problem.
     let out = env.run(["status", "--check"]);
     assert_eq!(

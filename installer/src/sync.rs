@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use fable_snapshot::hash::{hash_files, StatCache};
 use fable_snapshot::key::DEFAULT_KEY;
-use fable_snapshot::manifest::Manifest;
 use fable_snapshot::manifest::Loaded;
+use fable_snapshot::manifest::Manifest;
 use fable_snapshot::source_set::{Location, SourceConfig, SourceFile};
 use fable_snapshot::tree_cache::TreeCache;
 use fable_snapshot::walk::hash_source;

@@ -256,7 +256,10 @@ mod tests {
         );
         assert_eq!(wired_command(&cmd), "true");
         // Plain text is no answer: the allow form on stdout, the text on stderr.
-        for text in ["echo '🔍 Validating workflow'", "printf '\\n  checking {x}\\n'"] {
+        for text in [
+            "echo '🔍 Validating workflow'",
+            "printf '\\n  checking {x}\\n'",
+        ] {
             let out = run(&registered_command(text, &t, Host::Cursor, "preToolUse"));
             assert_eq!(out.status.code(), Some(0), "{text}");
             assert_eq!(

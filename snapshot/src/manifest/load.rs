@@ -329,7 +329,9 @@ mod tests {
         assert!(problems
             .iter()
             .all(|p| p.path == Path::new("/p").join(PLUGIN_JSON)));
-        assert!(problems[0].message.contains("\"./gone.json\", which is not in the source"));
+        assert!(problems[0]
+            .message
+            .contains("\"./gone.json\", which is not in the source"));
         assert!(problems[1].message.contains("escapes"));
         assert!(problems[2].message.contains("relative"));
         // Neither file: no manifest.

@@ -90,7 +90,13 @@ mod tests {
         assert_eq!(event_typo("SessoinStart"), Some("SessionStart"));
         assert_eq!(event_typo("Stop"), None);
         // Names of their own, real or new Claude Code events, are no typos.
-        for own in ["DirectoryAdded", "TaskCreated", "StopFailure", "Setup", "Elicitation"] {
+        for own in [
+            "DirectoryAdded",
+            "TaskCreated",
+            "StopFailure",
+            "Setup",
+            "Elicitation",
+        ] {
             assert_eq!(event_typo(own), None, "{own}");
         }
         let tools = known_tools();
