@@ -82,7 +82,12 @@ pub fn registered_command(command: &str, target: &Target, host: Host, event: &st
     // A plugin's own hook may allow by printing nothing, which a host that requires output
     // (Cursor) reads as invalid and blocks: its silence is answered with the allow form.
     let run = if must_print && data.is_some() {
-        format!("{env}{ANSWER_OPEN}{}{}", e.command, answer_close(allow))
+        let close = if host.rejects_plain_text(event) {
+            answer_text_close(allow)
+        } else {
+            answer_close(allow)
+        };
+        format!("{env}{ANSWER_OPEN}{}{close}", e.command)
     } else {
         format!("{env}{}", e.command)
     };
@@ -115,17 +120,28 @@ pub fn registered_command(command: &str, target: &Target, host: Host, event: &st
 /// The start of the wrapper that answers a silent hook with the host's allow form.
 const ANSWER_OPEN: &str = "fable_out=$(";
 
-/// The end of that wrapper: a hook that exits 0 without answering gets `allow` printed for
-/// it; an answer (stdout starting with `{`, after blanks) and the output of a failing hook
-/// pass through unchanged, and the exit status always does.
+/// The end of that wrapper: a hook that exits 0 and prints nothing gets `allow` printed for
+/// it; any other output and the exit status pass through unchanged.
+fn answer_close(allow: &str) -> String {
+    format!(
+        "); fable_rc=$?; if [ \"$fable_rc\" -eq 0 ] && [ -z \"$fable_out\" ]; then printf '%s\\n' {}; else printf '%s\\n' \"$fable_out\"; fi; exit \"$fable_rc\"",
+        shell_quote(allow)
+    )
+}
+
+/// The end of the wrapper where plain text blocks ([`Host::rejects_plain_text`]: Cursor's
+/// permission events): a hook that exits 0 without answering gets `allow` printed for it; an
+/// answer (stdout starting with `{`, after blanks) and the output of a failing hook pass
+/// through unchanged, and the exit status always does.
 ///
 /// Not answering is printing nothing, or printing text that is not a JSON object (a Claude
 /// hook's `🔍 Validating workflow`): Claude Code and Codex show such text and go on, Cursor
 /// reads it as an invalid permission answer and blocks. That text goes to stderr rather than
 /// being dropped: it stays visible in Cursor's hook output, as it was meant to be seen, and
 /// is no answer there. (A JSON object is told by its first character: the shell has no JSON
-/// parser, and a hook that starts its output with `{` means to answer.)
-fn answer_close(allow: &str) -> String {
+/// parser, and a hook that starts its output with `{` means to answer.) Other events keep
+/// the text on stdout, where a host may take it as context as Claude Code does.
+fn answer_text_close(allow: &str) -> String {
     format!(
         "); fable_rc=$?; fable_t=${{fable_out#\"${{fable_out%%[![:space:]]*}}\"}}; if [ \"$fable_rc\" -ne 0 ]; then printf '%s\\n' \"$fable_out\"; else case $fable_t in '{{'*) printf '%s\\n' \"$fable_out\";; *) [ -z \"$fable_t\" ] || printf '%s\\n' \"$fable_out\" >&2; printf '%s\\n' {};; esac; fi; exit \"$fable_rc\"",
         shell_quote(allow)
@@ -323,14 +339,8 @@ mod tests {
             );
             let out = sh(&cmd);
             let (r, dd) = (root.display(), data.display());
-            // Where plain text is no answer (Cursor), it is passed to stderr.
-            let shown = if cmd.contains(ANSWER_OPEN) {
-                &out.stderr
-            } else {
-                &out.stdout
-            };
             assert_eq!(
-                String::from_utf8_lossy(shown),
+                String::from_utf8_lossy(&out.stdout),
                 format!("{r}|{r}|{dd}\n{dd}\n"),
                 "{host:?}: {cmd}"
             );
