@@ -104,12 +104,18 @@ fn cmd_allow(f: &Five, arg: &str, allow: &str) -> String {
 }
 
 /// Cursor's command: as [`cmd_allow`], and a hook that exits 0 silently is answered with
-/// `allow` too (Cursor reads silence as invalid).
+/// `allow` too (Cursor reads silence as invalid); on a permission event (`allow` is
+/// [`CURSOR_ALLOW`]) so is one that prints plain text, which goes to stderr.
 fn cmd_cursor(f: &Five, arg: &str, allow: &str) -> String {
     let root = f.env.only_source_dir().join("current");
     let script = format!("{}/hooks/guard.sh", root.display());
+    let close = if allow == CURSOR_ALLOW {
+        format!("fable_t=${{fable_out#\"${{fable_out%%[![:space:]]*}}\"}}; if [ \"$fable_rc\" -ne 0 ]; then printf '%s\\n' \"$fable_out\"; else case $fable_t in '{{'*) printf '%s\\n' \"$fable_out\";; *) [ -z \"$fable_t\" ] || printf '%s\\n' \"$fable_out\" >&2; printf '%s\\n' '{allow}';; esac; fi")
+    } else {
+        format!("if [ \"$fable_rc\" -eq 0 ] && [ -z \"$fable_out\" ]; then printf '%s\\n' '{allow}'; else printf '%s\\n' \"$fable_out\"; fi")
+    };
     format!(
-        "[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; {}fable_out=$(sh \"{script}\" {arg}); fable_rc=$?; if [ \"$fable_rc\" -eq 0 ] && [ -z \"$fable_out\" ]; then printf '%s\\n' '{allow}'; else printf '%s\\n' \"$fable_out\"; fi; exit \"$fable_rc\"",
+        "[ -e {script} ] || {{ printf '%s\\n' '{allow}'; exit 0; }}; {}fable_out=$(sh \"{script}\" {arg}); fable_rc=$?; {close}; exit \"$fable_rc\"",
         plugin_env(f)
     )
 }

@@ -26,6 +26,7 @@ mod packs_selector;
 mod patched_hosts;
 mod planner;
 mod plugin_corpus;
+mod plugin_manifests;
 mod plugins;
 mod real_clients;
 mod stop_cap;

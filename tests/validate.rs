@@ -102,7 +102,7 @@ fn every_source_problem_is_found_with_its_hint() {
         &env,
         "broken",
         r#"{"hooks":{
-            "PreToolUs":[{"matcher":"Bsah","hooks":[{"command":"sh ${CLAUDE_PLUGIN_ROOT}/hooks/gone.sh","timeout":30000}]}],
+            "PreToolUse":[{"matcher":"Bsah","hooks":[{"command":"sh ${CLAUDE_PLUGIN_ROOT}/hooks/gone.sh","timeout":30000}]}],
             "TaskCreated":[{"hooks":[{"command":"true"}]}],
             "Stop":[{"hooks":[{"command":"true","if":"Bash(git *)"}]}]
         }}"#,
@@ -124,15 +124,6 @@ fn every_source_problem_is_found_with_its_hint() {
         has(
             &f,
             "warning",
-            "PreToolUs: no host has this event",
-            "did you mean PreToolUse?"
-        ),
-        "{f:#?}"
-    );
-    assert!(
-        has(
-            &f,
-            "warning",
             "no host has a tool named \"Bsah\"",
             "did you mean Bash?"
         ),
@@ -142,7 +133,7 @@ fn every_source_problem_is_found_with_its_hint() {
         has(
             &f,
             "warning",
-            "PreToolUs[0].hooks[0].timeout: 30000 s",
+            "PreToolUse[0].hooks[0].timeout: 30000 s",
             "\"timeout\": 30"
         ),
         "{f:#?}"
@@ -154,12 +145,7 @@ fn every_source_problem_is_found_with_its_hint() {
     );
     // What install would print for each host, hosts with the same note together.
     assert!(
-        has(
-            &f,
-            "note",
-            "windsurf: skipped PreToolUs, TaskCreated, Stop",
-            ""
-        ),
+        has(&f, "note", "windsurf: skipped TaskCreated, Stop", ""),
         "{f:#?}"
     );
     assert!(
@@ -168,7 +154,7 @@ fn every_source_problem_is_found_with_its_hint() {
     );
     assert_eq!(
         (doc["errors"].as_u64(), doc["warnings"].as_u64()),
-        (Some(1), Some(3))
+        (Some(1), Some(2))
     );
     // Human output: grouped under the file, with hints.
     let (_, out) = validate(&env, &[s(&src)]);
@@ -178,7 +164,7 @@ fn every_source_problem_is_found_with_its_hint() {
         "{out}"
     );
     assert!(out.contains("    hint: did you mean Bash?"), "{out}");
-    assert!(out.contains("1 error(s), 3 warning(s)"), "{out}");
+    assert!(out.contains("1 error(s), 2 warning(s)"), "{out}");
 }
 
 #[test]
@@ -213,7 +199,7 @@ fn a_missing_directory_manifest_or_bad_fable_toml_is_an_error() {
     let src = source(
         &env,
         "kind",
-        r#"{"hooks":{"pre-tool-use":[],"Stop":[{"hooks":[{"type":"shell","command":"x"}]}]}}"#,
+        r#"{"hooks":{"pre-tool-use":[],"Stopp":[],"Stop":[{"hooks":[{"type":"shell","command":"x"}]}]}}"#,
     );
     let (_, doc) = json(&env, &[s(&src)]);
     let f = findings(&doc);
@@ -223,6 +209,16 @@ fn a_missing_directory_manifest_or_bad_fable_toml_is_an_error() {
             "error",
             "\"pre-tool-use\" is not an event name",
             "did you mean \"PreToolUse\"?"
+        ),
+        "{f:#?}"
+    );
+    // A near miss of a known event is an error (it would be wired and never run).
+    assert!(
+        has(
+            &f,
+            "error",
+            "\"Stopp\" is not an event Claude Code sends",
+            "did you mean Stop?"
         ),
         "{f:#?}"
     );

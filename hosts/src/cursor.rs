@@ -120,6 +120,10 @@ impl HostSpec for Cursor {
         true
     }
 
+    fn rejects_plain_text(&self, event: &str) -> bool {
+        is_permission_event(event)
+    }
+
     fn required_fields(&self) -> Vec<(&'static str, Value)> {
         vec![("version", json!(1))]
     }

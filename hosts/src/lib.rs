@@ -144,6 +144,12 @@ impl Host {
         self.spec().blocks_on_error(event)
     }
 
+    /// True when a hook of `event` that prints text other than a JSON object blocks on this
+    /// host ([`HostSpec::rejects_plain_text`]).
+    pub fn rejects_plain_text(self, event: &str) -> bool {
+        self.spec().rejects_plain_text(event)
+    }
+
     /// True when a hook of `event` that prints nothing is invalid for this host.
     pub fn requires_output(self, event: &str) -> bool {
         self.spec().requires_output(event)

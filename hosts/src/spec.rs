@@ -194,6 +194,12 @@ pub trait HostSpec: Sync {
     fn requires_output(&self, _event: &str) -> bool {
         false
     }
+    /// True when the host reads stdout that is not a JSON object (a Claude hook's plain
+    /// `🔍 Validating workflow`) as an invalid answer and blocks (Cursor's permission
+    /// events); elsewhere such text is shown or taken as context, as in Claude Code.
+    fn rejects_plain_text(&self, _event: &str) -> bool {
+        false
+    }
     /// True when the host reads a hook of `event` (its own name) that exits non-zero for any
     /// reason (the shell's 127 for a missing file included) as a denial (Copilot CLI's
     /// `preToolUse`): then even a directly executed snapshot file is guarded, so that a gone

@@ -8,8 +8,9 @@ use serde::Serialize;
 
 use fable_snapshot::hash::{hash_files, StatCache};
 use fable_snapshot::key::DEFAULT_KEY;
+use fable_snapshot::manifest::Loaded;
 use fable_snapshot::manifest::Manifest;
-use fable_snapshot::source_set::{Location, SourceConfig, SourceFile, MANIFEST_PATH};
+use fable_snapshot::source_set::{Location, SourceConfig, SourceFile};
 use fable_snapshot::tree_cache::TreeCache;
 use fable_snapshot::walk::hash_source;
 use fable_snapshot::SourceRecord;
@@ -128,9 +129,10 @@ pub fn prepare_with(
                 Ok(walked) => walked,
                 Err(fable_snapshot::Error::Refused { path, mut problems }) => {
                     // The manifest's own problems are reported in the same round.
-                    let manifest = real.join(MANIFEST_PATH);
-                    if let Ok(text) = std::fs::read_to_string(&manifest) {
-                        problems.extend(Manifest::problems_of(&text, &manifest));
+                    if let Err(fable_snapshot::Error::Refused { problems: more, .. }) =
+                        Loaded::load_dir(&real)
+                    {
+                        problems.extend(more);
                     }
                     return Err(fable_snapshot::Error::Refused { path, problems }.into());
                 }
@@ -141,30 +143,26 @@ pub fn prepare_with(
             (key, Some(real), walked.files, config, hashed)
         }
     };
-    let manifest_file = files.iter().find(|f| f.rel == MANIFEST_PATH);
-    let manifest_path = source
-        .as_deref()
-        .map(|s| s.join(MANIFEST_PATH))
-        .unwrap_or_else(|| PathBuf::from("(embedded)/hooks/hooks.json"));
-    let manifest_bytes = match manifest_file.map(SourceFile::location) {
-        Some(Location::Memory(b)) => b.to_vec(),
-        Some(Location::Disk(p)) => std::fs::read(&p).at(&*p)?,
-        None => {
-            return Err(Error::Snapshot(fable_snapshot::Error::NoManifest {
-                path: manifest_path,
-            }))
+    // The manifest is read from the source set (what the generation holds): hooks/hooks.json
+    // and the hooks .claude-plugin/plugin.json declares.
+    let root = source
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("(embedded)"));
+    let loaded = Loaded::load(&root, &mut |rel| {
+        // The source set is sorted by relative path (as walked, and the default source's).
+        let Ok(at) = files.binary_search_by(|f| f.rel.as_str().cmp(rel)) else {
+            return Ok(None);
+        };
+        match files[at].location() {
+            Location::Memory(b) => Ok(Some(b.to_vec())),
+            Location::Disk(p) => std::fs::read(&*p).map(Some),
         }
-    };
-    let text = String::from_utf8(manifest_bytes).map_err(|_| Error::Invalid {
-        path: manifest_path.clone(),
-        message: "manifest is not UTF-8".into(),
     })?;
-    let manifest = Manifest::parse(&text, &manifest_path)?.with_overrides(config.hosts.clone());
-    // The source set is sorted by relative path (as walked, and the default source's).
-    let problems = manifest.problems(&manifest_path, files.as_slice(), source.as_deref());
+    let manifest = loaded.manifest.clone().with_overrides(config.hosts.clone());
+    let problems = loaded.problems(files.as_slice(), source.as_deref());
     if !problems.is_empty() {
         return Err(fable_snapshot::Error::Refused {
-            path: source.clone().unwrap_or_else(|| manifest_path.clone()),
+            path: source.clone().unwrap_or_else(|| loaded.path(&root)),
             problems,
         }
         .into());
@@ -184,7 +182,8 @@ pub fn prepare_with(
         files,
         config,
         manifest,
-        manifest_digest: fable_snapshot::hash::hash_reader(text.as_bytes()).unwrap_or_default(),
+        manifest_digest: fable_snapshot::hash::hash_reader(loaded.digest_text().as_bytes())
+            .unwrap_or_default(),
         tree_hash,
         stat_cache,
         tree_cache,

@@ -71,7 +71,7 @@ pub enum Error {
         /// The underlying error (part of the message, so not also a `source()`).
         cause: std::io::Error,
     },
-    #[error("{path}: no hook manifest (expected hooks/hooks.json in the source directory)")]
+    #[error("{path}: no hook manifest (expected hooks/hooks.json, or a \"hooks\" field in .claude-plugin/plugin.json, in the source directory)")]
     NoManifest { path: PathBuf },
     /// A source that cannot be installed as it is; every problem found, each with its fix.
     #[error("{path}: {}", render(problems))]

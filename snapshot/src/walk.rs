@@ -38,7 +38,7 @@ use crate::dirfd::{self, FileStat};
 use crate::error::{Error, IoContext, Problem, Result};
 use crate::hash::{hash_reader_raw, HashedFile, TreeHash};
 use crate::source_set::{
-    exclude_matcher, is_junk, Budget, Content, SourceConfig, SourceFile, CONFIG_FILE, MANIFEST_PATH,
+    exclude_matcher, is_junk, Budget, Content, SourceConfig, SourceFile, CONFIG_FILE,
 };
 use crate::tree_cache::{walk_order, CachedDir, CachedFile, Entry, Kind, Stat, TreeCache};
 
@@ -84,7 +84,7 @@ fn walk(
     cache: Option<TreeCache>,
     hash: bool,
 ) -> Result<HashedSource> {
-    if !root.join(MANIFEST_PATH).is_file() {
+    if !crate::manifest::declares_hooks(root) {
         return Err(Error::NoManifest {
             path: root.to_path_buf(),
         });

@@ -7,8 +7,7 @@ use std::path::Path;
 use fable_installer::ops::install::InstallReport;
 use fable_installer::FableHome;
 use fable_snapshot::key::DEFAULT_KEY;
-use fable_snapshot::source_set::MANIFEST_PATH;
-use fable_snapshot::Manifest;
+use fable_snapshot::manifest::Loaded;
 
 use crate::cmd::render::tilde;
 
@@ -78,11 +77,9 @@ pub fn explain(home: &FableHome, report: &InstallReport) -> Vec<String> {
 
 /// The events the manifest of the generation at `root` names, in its order.
 fn manifest_events(root: &Path) -> Vec<String> {
-    let path = root.join(MANIFEST_PATH);
-    std::fs::read_to_string(&path)
+    Loaded::load_dir(root)
         .ok()
-        .and_then(|t| Manifest::parse(&t, &path).ok())
-        .map(|m| m.events.into_iter().map(|(e, _)| e).collect())
+        .map(|l| l.manifest.events.into_iter().map(|(e, _)| e).collect())
         .unwrap_or_default()
 }
 

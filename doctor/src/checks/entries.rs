@@ -10,7 +10,7 @@ use fable_installer::settings::desired::path_markers;
 use fable_installer::settings::record::fingerprint;
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
-use fable_snapshot::source_set::MANIFEST_PATH;
+use fable_snapshot::manifest::declares_hooks;
 
 use super::profiles::{profile_subject, ParsedProfile};
 use super::sources::SourceInfo;
@@ -269,7 +269,7 @@ fn checkout_root(path: &Path) -> Option<PathBuf> {
     while let Some(d) = dir {
         if d.file_name().is_some_and(|n| n == "hooks") {
             let root = d.parent()?;
-            if root.join(MANIFEST_PATH).is_file() {
+            if declares_hooks(root) {
                 return Some(root.to_path_buf());
             }
         }

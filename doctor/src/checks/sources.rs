@@ -9,7 +9,7 @@ use fable_installer::ops::status::{SourceStatus, State};
 use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 use fable_snapshot::key::DEFAULT_KEY;
-use fable_snapshot::source_set::MANIFEST_PATH;
+use fable_snapshot::manifest::declares_hooks;
 use fable_snapshot::SourceRecord;
 
 use super::quoted;
@@ -35,7 +35,7 @@ pub fn resync_spec(key: &str, record: &SourceRecord) -> Option<SourceSpec> {
     match &record.source {
         None if key == DEFAULT_KEY => Some(SourceSpec::Default),
         None => None,
-        Some(p) if p.join(MANIFEST_PATH).is_file() => SourceSpec::recorded(key, Some(p)),
+        Some(p) if declares_hooks(p) => SourceSpec::recorded(key, Some(p)),
         Some(_) => None,
     }
 }

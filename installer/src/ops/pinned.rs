@@ -21,10 +21,9 @@ use crate::sync::Synced;
 /// The manifest of generation `hash` of source `key` (its `fable.toml` overrides applied).
 pub fn generation_manifest(home: &FableHome, key: &str, hash: &str) -> Result<Manifest> {
     let root = home.store().gen_dir(key, hash);
-    let path = root.join(fable_snapshot::source_set::MANIFEST_PATH);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let loaded = fable_snapshot::manifest::Loaded::load_dir(&root)?;
     let config = fable_snapshot::SourceConfig::load(&root)?;
-    Ok(fable_snapshot::Manifest::parse(&text, &path)?.with_overrides(config.hosts))
+    Ok(loaded.manifest.with_overrides(config.hosts))
 }
 
 /// The refusal for a pin whose generation is no longer in the store.

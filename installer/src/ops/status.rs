@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use fable_snapshot::hash::hash_files;
 use fable_snapshot::key::DEFAULT_KEY;
-use fable_snapshot::manifest::Manifest;
-use fable_snapshot::source_set::{SourceConfig, MANIFEST_PATH};
+use fable_snapshot::manifest::{Loaded, Manifest};
+use fable_snapshot::source_set::SourceConfig;
 use fable_snapshot::walk::hash_source;
 
 use crate::default_source;
@@ -107,12 +107,9 @@ pub fn live_tree_hash(
 /// The manifest of a source's current generation.
 pub fn current_manifest(home: &FableHome, key: &str) -> std::result::Result<Manifest, String> {
     let root = home.store().current_link(key);
-    let path = root.join(MANIFEST_PATH);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let loaded = Loaded::load_dir(&root).map_err(|e| e.to_string())?;
     let config = SourceConfig::load(&root).map_err(|e| e.to_string())?;
-    Ok(Manifest::parse(&text, &path)
-        .map_err(|e| e.to_string())?
-        .with_overrides(config.hosts))
+    Ok(loaded.manifest.with_overrides(config.hosts))
 }
 
 /// Classifies one source against the given profiles; `remedies` names the fix.

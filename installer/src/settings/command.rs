@@ -82,7 +82,12 @@ pub fn registered_command(command: &str, target: &Target, host: Host, event: &st
     // A plugin's own hook may allow by printing nothing, which a host that requires output
     // (Cursor) reads as invalid and blocks: its silence is answered with the allow form.
     let run = if must_print && data.is_some() {
-        format!("{env}{ANSWER_OPEN}{}{}", e.command, answer_close(allow))
+        let close = if host.rejects_plain_text(event) {
+            answer_text_close(allow)
+        } else {
+            answer_close(allow)
+        };
+        format!("{env}{ANSWER_OPEN}{}{close}", e.command)
     } else {
         format!("{env}{}", e.command)
     };
@@ -120,6 +125,25 @@ const ANSWER_OPEN: &str = "fable_out=$(";
 fn answer_close(allow: &str) -> String {
     format!(
         "); fable_rc=$?; if [ \"$fable_rc\" -eq 0 ] && [ -z \"$fable_out\" ]; then printf '%s\\n' {}; else printf '%s\\n' \"$fable_out\"; fi; exit \"$fable_rc\"",
+        shell_quote(allow)
+    )
+}
+
+/// The end of the wrapper where plain text blocks ([`Host::rejects_plain_text`]: Cursor's
+/// permission events): a hook that exits 0 without answering gets `allow` printed for it; an
+/// answer (stdout starting with `{`, after blanks) and the output of a failing hook pass
+/// through unchanged, and the exit status always does.
+///
+/// Not answering is printing nothing, or printing text that is not a JSON object (a Claude
+/// hook's `🔍 Validating workflow`): Claude Code and Codex show such text and go on, Cursor
+/// reads it as an invalid permission answer and blocks. That text goes to stderr rather than
+/// being dropped: it stays visible in Cursor's hook output, as it was meant to be seen, and
+/// is no answer there. (A JSON object is told by its first character: the shell has no JSON
+/// parser, and a hook that starts its output with `{` means to answer.) Other events keep
+/// the text on stdout, where a host may take it as context as Claude Code does.
+fn answer_text_close(allow: &str) -> String {
+    format!(
+        "); fable_rc=$?; fable_t=${{fable_out#\"${{fable_out%%[![:space:]]*}}\"}}; if [ \"$fable_rc\" -ne 0 ]; then printf '%s\\n' \"$fable_out\"; else case $fable_t in '{{'*) printf '%s\\n' \"$fable_out\";; *) [ -z \"$fable_t\" ] || printf '%s\\n' \"$fable_out\" >&2; printf '%s\\n' {};; esac; fi; exit \"$fable_rc\"",
         shell_quote(allow)
     )
 }
@@ -247,6 +271,31 @@ mod tests {
             "{\"permission\":\"deny\"}\n"
         );
         assert_eq!(wired_command(&cmd), "true");
+        // Plain text is no answer: the allow form on stdout, the text on stderr.
+        for text in [
+            "echo '🔍 Validating workflow'",
+            "printf '\\n  checking {x}\\n'",
+        ] {
+            let out = run(&registered_command(text, &t, Host::Cursor, "preToolUse"));
+            assert_eq!(out.status.code(), Some(0), "{text}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                "{\"permission\":\"allow\"}\n",
+                "{text}"
+            );
+            assert!(!out.stderr.is_empty(), "{text}");
+        }
+        // An answer after blank lines is still an answer.
+        let out = run(&registered_command(
+            "printf '\\n {\"permission\":\"ask\"}'",
+            &t,
+            Host::Cursor,
+            "preToolUse",
+        ));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "\n {\"permission\":\"ask\"}\n"
+        );
         // Other hosts read silence as an allow: no wrapper.
         assert!(!registered_command("true", &t, Host::Claude, "Stop").contains("fable_out"));
     }
@@ -343,17 +392,17 @@ mod tests {
         let t = target(&root, Some(&d.path().join("data")));
         let run = |event: &str| {
             let cmd =
-                registered_command("echo ran; sh ${FABLE_ROOT}/bin/x", &t, Host::Cursor, event);
+                registered_command("echo '{}'; sh ${FABLE_ROOT}/bin/x", &t, Host::Cursor, event);
             let out = sh(&cmd);
             assert_eq!(out.status.code(), Some(0), "{cmd}");
             assert!(split_guard(&cmd).is_some(), "{cmd}");
             assert_eq!(
                 wired_command(&cmd),
-                format!("echo ran; sh '{}'/bin/x", root.display())
+                format!("echo '{{}}'; sh '{}'/bin/x", root.display())
             );
             String::from_utf8(out.stdout).unwrap()
         };
-        assert_eq!(run("preToolUse"), "ran\n", "present: the command answers");
+        assert_eq!(run("preToolUse"), "{}\n", "present: the command answers");
         std::fs::remove_file(root.join("bin/x")).unwrap();
         assert_eq!(run("preToolUse"), "{\"permission\":\"allow\"}\n");
         assert_eq!(run("beforeShellExecution"), "{\"permission\":\"allow\"}\n");

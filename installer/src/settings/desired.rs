@@ -10,8 +10,8 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 use sha2::Digest;
 
-use fable_snapshot::manifest::{shell_quote, Hook, HookKind, Manifest};
-use fable_snapshot::source_set::{SourceConfig, MANIFEST_PATH};
+use fable_snapshot::manifest::{shell_quote, Hook, HookKind, Loaded, Manifest};
+use fable_snapshot::source_set::SourceConfig;
 
 use crate::home::FableHome;
 use crate::settings::ownership::Ownership;
@@ -345,9 +345,7 @@ pub fn current_commandless(home: &FableHome, key: &str, host: Host) -> Vec<Value
 /// (`None` when it cannot be read).
 pub fn current_manifest(home: &FableHome, key: &str) -> Option<Manifest> {
     let root = Target::new(home, key).stable_root;
-    let manifest_path = root.join(MANIFEST_PATH);
-    let text = std::fs::read_to_string(&manifest_path).ok()?;
-    let manifest = Manifest::parse(&text, &manifest_path).ok()?;
+    let manifest = Loaded::load_dir(&root).ok()?.manifest;
     Some(match SourceConfig::load(&root) {
         Ok(config) => manifest.with_overrides(config.hosts),
         Err(_) => manifest,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use fable_hosts::{Event, Host};
 use fable_snapshot::manifest::suggest::{closest, event_suggestion, known_tools};
-use fable_snapshot::source_set::MANIFEST_PATH;
+use fable_snapshot::manifest::Loaded;
 use fable_snapshot::{Manifest, Problem, SourceConfig};
 
 use super::Finding;
@@ -56,35 +56,30 @@ pub fn findings(home: &FableHome, dir: &Path) -> Vec<Finding> {
             None
         }
     };
-    let manifest_path = real.join(MANIFEST_PATH);
-    let text = match std::fs::read_to_string(&manifest_path) {
-        Ok(t) => t,
-        Err(e) => {
-            let f = if e.kind() == std::io::ErrorKind::NotFound {
+    let loaded = match Loaded::load_dir(&real) {
+        Ok(l) => l,
+        Err(fable_snapshot::Error::NoManifest { .. }) => {
+            out.push(
                 Finding::error(&real, "no hook manifest (hooks/hooks.json)")
-                    .hint("a hook source holds hooks/hooks.json in Claude Code's plugin format")
-            } else {
-                Finding::error(&manifest_path, format!("cannot read: {e}"))
-            };
-            out.push(f);
+                    .hint("a hook source holds hooks/hooks.json in Claude Code's plugin format, or declares its hooks in .claude-plugin/plugin.json's \"hooks\" field"),
+            );
             return out;
         }
-    };
-    let manifest = match Manifest::parse(&text, &manifest_path) {
-        Ok(m) => m.with_overrides(config.hosts.clone()),
         Err(e) => {
-            out.extend(of_snapshot_error(&manifest_path, e));
+            out.extend(of_snapshot_error(&real, e));
             return out;
         }
     };
+    let manifest_path = loaded.path(&real);
     if let Some(files) = &files {
         out.extend(
-            manifest
-                .problems(&manifest_path, files.as_slice(), Some(&real))
+            loaded
+                .problems(files.as_slice(), Some(&real))
                 .into_iter()
                 .map(of_problem),
         );
     }
+    let manifest = loaded.manifest.with_overrides(config.hosts.clone());
     for n in &manifest.notes {
         out.push(Finding::warning(&manifest_path, n.clone()));
     }

@@ -229,16 +229,29 @@ fn escape_for_backticks(s: &str) -> String {
 }
 
 /// Recognises `${NAME}` or `$NAME` at the start of `s`; returns the name and length.
+///
+/// A braced expansion ends at its matching `}`: the default of `${NAME:-default}` may itself
+/// hold `${...}` (`${CLAUDE_PLUGIN_ROOT:-${PLUGIN_ROOT:-}}`), and ending at the first `}` would
+/// leave a stray `}` after the expanded path. Only the forms whose value is NAME's when NAME
+/// is set (`${NAME}`, `${NAME:-w}`, `${NAME-w}`, `${NAME:=w}`, `${NAME=w}`, `${NAME:?w}`,
+/// `${NAME?w}`) name NAME; fable always sets its placeholders, so the word never applies.
+/// Any other form (`${NAME:+w}`, `${#NAME}`, `${NAME%w}`) is the shell's business.
 fn placeholder_at(s: &[char]) -> Option<(String, usize)> {
     if s.get(1) == Some(&'{') {
-        let end = s.iter().position(|c| *c == '}')?;
-        let name: String = s[2..end].iter().collect();
-        // `${NAME:-default}` and `${NAME-default}` name NAME, which fable always sets.
-        let name = match name.split_once('-') {
-            Some((n, _)) => n.strip_suffix(':').unwrap_or(n).to_string(),
-            None => name,
-        };
-        return Some((name, end + 1));
+        let end = closing_brace(s, 2)?;
+        let inner: String = s[2..end].iter().collect();
+        let name_len = inner
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .count();
+        let (name, rest) = inner.split_at(name_len);
+        let takes_value = [":-", "-", ":=", "=", ":?", "?"]
+            .iter()
+            .any(|op| rest.starts_with(op));
+        if name.is_empty() || !(rest.is_empty() || takes_value) {
+            return None;
+        }
+        return Some((name.to_string(), end + 1));
     }
     let name: String = s[1..]
         .iter()
@@ -249,6 +262,28 @@ fn placeholder_at(s: &[char]) -> Option<(String, usize)> {
     }
     let len = name.chars().count() + 1;
     Some((name, len))
+}
+
+/// The index of the `}` that closes a `${` whose body starts at `from`: each nested `${` opens
+/// a level, and a backslash escapes the next character. (Quotes are not followed: a quote is
+/// literal in a default inside double quotes, and a `}` hidden in quotes there is rare.)
+fn closing_brace(s: &[char], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < s.len() {
+        match s[i] {
+            '\\' => i += 1,
+            '$' if s.get(i + 1) == Some(&'{') => {
+                depth += 1;
+                i += 1;
+            }
+            '}' if depth == 0 => return Some(i),
+            '}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -296,6 +331,20 @@ mod tests {
             assert_eq!(sh(&e.command, &[]), format!("{root}/hooks/x.sh|"), "{cmd}");
             assert_eq!(e.referenced, vec!["hooks/x.sh".to_string()]);
         }
+        // A default that is itself an expansion: the whole expression is the placeholder.
+        let cmd = "_E=\"${CLAUDE_PLUGIN_ROOT:-${PLUGIN_ROOT:-}}\"; echo $_E";
+        let e = expand_command(cmd, root, "claude");
+        assert_eq!(e.command, format!("_E=\"{root}\"; echo $_E"), "{cmd}");
+        assert!(e.referenced.is_empty(), "{:?}", e.referenced);
+        let e = expand_command("${FABLE_ROOT:-${A:-${B}}}/hooks/x.sh", root, "claude");
+        assert_eq!(sh(&e.command, &[]), format!("{root}/hooks/x.sh|"));
+        assert_eq!(e.referenced, vec!["hooks/x.sh".to_string()]);
+        // A form whose value is not NAME's when NAME is set stays as written.
+        let e = expand_command("x ${CLAUDE_PLUGIN_ROOT:+--flag}", root, "claude");
+        assert_eq!(e.command, "x ${CLAUDE_PLUGIN_ROOT:+--flag}");
+        // An unclosed brace is not a placeholder.
+        let e = expand_command("echo ${CLAUDE_PLUGIN_ROOT:-${X}", root, "claude");
+        assert!(!e.command.contains(root), "{}", e.command);
         // Other variables' defaults are the shell's business.
         let e = expand_command("${HOME:-/x}/y", root, "claude");
         assert_eq!(e.command, "${HOME:-/x}/y");

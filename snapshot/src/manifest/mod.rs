@@ -1,13 +1,16 @@
-//! The hook manifest (`hooks/hooks.json`, Claude Code plugin schema): its types, parsing
-//! (`parse.rs`), validation against the source set (`validate.rs`) and shell-aware expansion
-//! of the `${CLAUDE_PLUGIN_ROOT}` / `${FABLE_ROOT}` / `${CLAUDE_PLUGIN_DATA}` /
+//! The hook manifest (`hooks/hooks.json`, Claude Code plugin schema): its types, the files a
+//! plugin declares hooks in and their merge (`load.rs`: `hooks/hooks.json` and the `hooks`
+//! field of `.claude-plugin/plugin.json`), parsing (`parse.rs`), validation against the
+//! source set (`validate.rs`) and shell-aware expansion of the `${CLAUDE_PLUGIN_ROOT}` / `${FABLE_ROOT}` / `${CLAUDE_PLUGIN_DATA}` /
 //! `${FABLE_HOST}` placeholders (`expand.rs`).
 
 mod expand;
+mod load;
 mod parse;
 pub mod suggest;
 mod validate;
 
+pub use load::{declares_hooks, Loaded, Part, ReadFn, PLUGIN_JSON};
 pub use validate::PathSet;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,4 +1,5 @@
-//! Parsing `hooks/hooks.json`: every problem of the file is collected (not only the first),
+//! Parsing a hook manifest (`hooks/hooks.json`, or one `.claude-plugin/plugin.json` declares):
+//! every problem of the file is collected (not only the first),
 //! each naming where it is (`PreToolUse[0].hooks[1]`) and how to fix it.
 
 use std::collections::BTreeMap;
@@ -13,16 +14,22 @@ use crate::error::Problem;
 
 /// Parses manifest text; `Err` holds every problem found.
 pub(super) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut notes = Vec::new();
-    let problem = |message: String, fix: &str| Problem::new(path, message, fix);
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        vec![problem(
+        vec![Problem::new(
+            path,
             format!("line {} column {}: {e}", e.line(), e.column()),
             "fix the JSON syntax at that place",
         )
         .at(e.line(), e.column())]
     })?;
+    parse_value(&value, path)
+}
+
+/// Parses a manifest's JSON value (`{"hooks": {...}}`); `Err` holds every problem found.
+pub(super) fn parse_value(value: &Value, path: &Path) -> Result<Manifest, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let problem = |message: String, fix: &str| Problem::new(path, message, fix);
     let Some(hooks) = value.get("hooks").and_then(Value::as_object) else {
         return Err(vec![problem(
             "expected an object with a \"hooks\" object".into(),
@@ -44,6 +51,17 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
             };
             problems.push(problem(format!("{event:?} is not an event name"), &fix));
             continue;
+        }
+        if Event::from_canonical(event).is_none() {
+            // A near miss of a known event would be wired into Claude Code by name and never
+            // fire; a name far from every known one may be a newer Claude Code event.
+            if let Some(s) = super::suggest::event_typo(event) {
+                problems.push(problem(
+                    format!("{event:?} is not an event Claude Code sends (it would be wired and never run)"),
+                    &format!("did you mean {s}?"),
+                ));
+                continue;
+            }
         }
         let Some(groups) = groups.as_array() else {
             problems.push(problem(

@@ -34,6 +34,26 @@ pub fn event_suggestion(name: &str) -> Option<&'static str> {
     closest(name, known_events())
 }
 
+/// The canonical event a PascalCase `name` fable does not know is a typo of (`Stopp`,
+/// `PreTooluse`), or `None` when it is a name of its own (`TaskCreated`, `DirectoryAdded`)
+/// that Claude Code may well send.
+///
+/// A typo is the same name in other letter case, or a name within [`closest`]'s distance
+/// (Damerau-Levenshtein, case-insensitive, at most a third of the name's length and at least
+/// 1). The bound is a third rather than a flat 2 so that short real Claude Code events stay
+/// apart from the canonical ones: `Setup` is two edits from `Stop`, and a flat 2 would refuse
+/// it; every canonical name is at least four letters, so one edit still catches `Stpo`.
+/// A typo is refused (it would be wired into Claude Code and never fire); another name passes
+/// through to Claude Code by name, as every new Claude Code event must.
+pub fn event_typo(name: &str) -> Option<&'static str> {
+    if known_events().any(|e| e == name) {
+        return None;
+    }
+    known_events()
+        .find(|e| e.eq_ignore_ascii_case(name))
+        .or_else(|| closest(name, known_events()))
+}
+
 /// The candidate closest to `name` by case-insensitive Damerau-Levenshtein distance, when
 /// the distance is small enough to be a typo (at most a third of the name, and at least 1).
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -65,6 +85,20 @@ mod tests {
         assert_eq!(event_suggestion("Stpo"), Some("Stop"));
         assert_eq!(event_suggestion("SessoinStart"), Some("SessionStart"));
         assert_eq!(event_suggestion("TaskCreated"), None);
+        assert_eq!(event_typo("Stopp"), Some("Stop"));
+        assert_eq!(event_typo("PreTooluse"), Some("PreToolUse"));
+        assert_eq!(event_typo("SessoinStart"), Some("SessionStart"));
+        assert_eq!(event_typo("Stop"), None);
+        // Names of their own, real or new Claude Code events, are no typos.
+        for own in [
+            "DirectoryAdded",
+            "TaskCreated",
+            "StopFailure",
+            "Setup",
+            "Elicitation",
+        ] {
+            assert_eq!(event_typo(own), None, "{own}");
+        }
         let tools = known_tools();
         assert!(
             tools.contains(&"Bash") && tools.contains(&"Edit"),

@@ -213,8 +213,11 @@ pub fn plan(
             }
         }
     }
-    // Required fields last: each is inserted first in the document, above `hooks`.
-    for (key, value) in &desired.required {
+    // Required fields last: each is inserted first in the document, above `hooks`. Only
+    // when something else changes: a source with nothing for this host leaves a missing file
+    // missing (a `{"version": 1}` alone wires nothing) and a user's file as it is.
+    let changes = !edits.is_empty();
+    for (key, value) in desired.required.iter().filter(|_| changes) {
         if !root.contains_key(key) {
             edits.push(Edit::InsertField {
                 key: key.clone(),
