@@ -2,9 +2,9 @@
 //! on every tool call of every agent, so what its start-up costs is paid thousands of times a
 //! day (docs/design.md, "Start-up cost of the evaluator").
 //!
-//! - Position-independent with full RELRO and BIND_NOW (rustc's defaults, kept: `.ci/hardening.sh`
-//!   checks them with `readelf`). The evaluator hosts spawn is the lean `fable-hook` executable
-//!   (src/bin/fable-hook.rs), ~20,000 relative relocations; `fable` itself (~48,000, ~0.4 ms of
+//! - Position-independent with full RELRO and BIND_NOW (rustc's defaults, kept:
+//!   tests/evaluator.rs checks them with `readelf`). The evaluator hosts spawn is the lean
+//!   `fable-hook` executable (src/bin/fable-hook.rs), ~20,000 relative relocations; `fable` itself (~48,000, ~0.4 ms of
 //!   start-up as a PIE) is its fallback only (payload/BENCH.md, "Hardened binary").
 //! - The unwinder linked statically (`libgcc_eh.a`) instead of loading `libgcc_s.so.1`: that
 //!   library's load-time constructor (`__cpu_indicator_init`) executes a series of `cpuid`

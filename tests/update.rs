@@ -11,7 +11,9 @@ use std::process::{Command, Output};
 use crate::util::{fable_bin, tree_listing, write, TestEnv};
 
 #[cfg(not(feature = "no-self-update"))]
-use release::{archive, archive_name, manifest, release_dir, script, sha256, Server};
+use release::{
+    archive, archive_name, archive_of, hook_script, manifest, release_dir, script, sha256, Server,
+};
 
 const MANIFEST: &str = r#"{
   "description": "test plugin",
@@ -139,6 +141,59 @@ fn a_manifest_url_on_loopback_updates_then_resyncs_and_runs_the_doctor() {
         "staging left"
     );
     assert_ne!(std::fs::read(fable_bin()).unwrap(), script("99.0.0"));
+}
+
+#[test]
+#[cfg(not(feature = "no-self-update"))]
+fn a_release_with_the_lean_evaluator_replaces_both_binaries_and_a_wrong_one_neither() {
+    let fx = fx();
+    let hook = fx.exe.with_file_name("fable-hook");
+    std::fs::write(&hook, b"old evaluator").unwrap();
+    let server = Server::start();
+    let publish = |version: &str, hook_prints: &str| {
+        let name = archive_name(version);
+        let data = archive_of(
+            &fx.env.root(),
+            &[
+                ("fable", &script(version)),
+                ("fable-hook", &hook_script(hook_prints)),
+            ],
+            Some(&name),
+        );
+        server.route(
+            &format!("/{version}/manifest.json"),
+            manifest(version, &name, &sha256(&data)),
+        );
+        server.route(&format!("/{version}/{name}"), data);
+        format!("{}/{version}", server.base)
+    };
+    // A fable-hook of another version: the release is refused and nothing is replaced.
+    let bad = publish("98.0.0", "97.0.0");
+    let out = fx.run(&["update", "--from", &bad, "--json"], &[]);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("not fable-hook 98.0.0"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(&fx.exe).unwrap(), fx.before);
+    assert_eq!(std::fs::read(&hook).unwrap(), b"old evaluator");
+    // A consistent release replaces both.
+    let good = publish("99.0.0", "99.0.0 (abc1234 2026-12-05)");
+    let out = fx.run(&["update", "--from", &good, "--json"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(&fx.exe).unwrap(), script("99.0.0"));
+    assert_eq!(
+        std::fs::read(&hook).unwrap(),
+        hook_script("99.0.0 (abc1234 2026-12-05)")
+    );
+    let mut names: Vec<_> = std::fs::read_dir(fx.exe.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["fable", "fable-hook"], "staging left");
 }
 
 #[test]

@@ -47,10 +47,11 @@ pub enum SelfUpdateError {
     Extract { path: PathBuf, message: String },
     /// The extracted binary's `--version` is not the release's version.
     #[error(
-        "{path}: --version printed {actual:?}, not fable {expected}; the binary was not replaced"
+        "{path}: --version printed {actual:?}, not {name} {expected}; the binary was not replaced"
     )]
     VersionMismatch {
         path: PathBuf,
+        name: String,
         expected: String,
         actual: String,
     },

@@ -19,6 +19,8 @@ pub struct Staged {
     dir: tempfile::TempDir,
     /// The verified binary, 0755, fsynced, closed.
     binary: PathBuf,
+    /// The verified lean evaluator, likewise, when the release ships one.
+    hook: Option<PathBuf>,
 }
 
 /// The running executable, resolved (symlinks followed), so that the rename replaces the real
@@ -53,22 +55,36 @@ pub fn stage(candidate: &Candidate, exe: &Path, progress: bool) -> Result<Staged
     let shown = candidate.location.to_string();
     verify::check_digest(&archive, &candidate.sha256, &shown)?;
     verify::check_signature(&archive, &shown)?;
-    let binary = verify::extract(&archive, dir.path())?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).map_err(io(&binary))?;
-        // Opened read-only: a file open for writing cannot be executed (ETXTBSY).
-        let f = fs::File::open(&binary).map_err(io(&binary))?;
-        f.sync_all().map_err(io(&binary))?;
+    let (binary, hook) = verify::extract(&archive, dir.path())?;
+    ready(&binary, verify::BINARY_IN_ARCHIVE, &candidate.version)?;
+    if let Some(hook) = &hook {
+        ready(hook, verify::HOOK_IN_ARCHIVE, &candidate.version)?;
     }
-    verify::check_version(&binary, &candidate.version)?;
-    Ok(Staged { dir, binary })
+    Ok(Staged { dir, binary, hook })
 }
 
-/// Renames the staged binary over `exe` (atomic: same directory) and fsyncs the directory.
+/// Makes an extracted binary 0755, fsyncs it and checks its `--version`.
+fn ready(binary: &Path, name: &str, version: &str) -> Result<(), SelfUpdateError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(binary, fs::Permissions::from_mode(0o755)).map_err(io(binary))?;
+    {
+        // Opened read-only: a file open for writing cannot be executed (ETXTBSY).
+        let f = fs::File::open(binary).map_err(io(binary))?;
+        f.sync_all().map_err(io(binary))?;
+    }
+    verify::check_version(binary, name, version)
+}
+
+/// Renames the staged binary over `exe` (atomic: same directory), then the staged `fable-hook`
+/// over the one beside it, and fsyncs the directory. A crash between the two renames leaves
+/// the old `fable-hook`, which the new `fable` never snapshots (its `--version` differs).
 pub fn install(staged: Staged, exe: &Path) -> Result<(), SelfUpdateError> {
     fs::rename(&staged.binary, exe).map_err(io(exe))?;
     let parent = exe.parent().unwrap_or(Path::new("/"));
+    if let Some(hook) = &staged.hook {
+        let dest = parent.join(verify::HOOK_IN_ARCHIVE);
+        fs::rename(hook, &dest).map_err(io(&dest))?;
+    }
     if let Ok(d) = fs::File::open(parent) {
         let _ = d.sync_all();
     }

@@ -23,6 +23,14 @@ pub const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 /// The name of the binary inside a release archive.
 pub const BINARY_IN_ARCHIVE: &str = "fable";
 
+/// The lean evaluator beside it (src/bin/fable-hook.rs), in releases that ship one: replaced
+/// together with `fable`, so that the default source snapshots it again (an evaluator left
+/// from another build is never snapshotted: installer `default_source`).
+pub const HOOK_IN_ARCHIVE: &str = "fable-hook";
+
+/// Bound on the entries listed in an archive (a release holds two).
+const MAX_ENTRIES: usize = 64;
+
 /// The sha256 (lowercase hex) of a file, streamed.
 pub fn file_sha256(path: &Path) -> Result<String, SelfUpdateError> {
     let mut f = fs::File::open(path).map_err(io(path))?;
@@ -69,38 +77,67 @@ pub fn check_signature(path: &Path, shown: &str) -> Result<(), SelfUpdateError> 
     self_update::verify_signature(path, &keys).map_err(|e| fail(e.to_string()))
 }
 
-/// Extracts the `fable` binary of the (verified) archive into `dir` and returns its path.
-pub fn extract(archive: &Path, dir: &Path) -> Result<PathBuf, SelfUpdateError> {
+/// Extracts the `fable` binary of the (verified) archive into `dir` and returns its path, with
+/// that of `fable-hook` when the archive holds one too.
+pub fn extract(archive: &Path, dir: &Path) -> Result<(PathBuf, Option<PathBuf>), SelfUpdateError> {
     let fail = |message: String| SelfUpdateError::Extract {
         path: archive.to_path_buf(),
         message,
     };
     let out = dir.join("extracted");
     fs::create_dir(&out).map_err(io(&out))?;
-    self_update::Extract::from_source(archive)
-        .archive(self_update::ArchiveKind::Tar(Some(
-            self_update::Compression::Gz,
-        )))
-        .extract_file(&out, BINARY_IN_ARCHIVE)
-        .map_err(|e| fail(e.to_string()))?;
-    let bin = out.join(BINARY_IN_ARCHIVE);
-    let meta = fs::symlink_metadata(&bin).map_err(io(&bin))?;
-    if !meta.is_file() {
-        return Err(fail(format!("{BINARY_IN_ARCHIVE} is not a regular file")));
+    let has_hook = entry_names(archive)
+        .map_err(|e| fail(e.to_string()))?
+        .iter()
+        .any(|n| n == HOOK_IN_ARCHIVE);
+    let mut wanted = vec![BINARY_IN_ARCHIVE];
+    if has_hook {
+        wanted.push(HOOK_IN_ARCHIVE);
     }
-    Ok(bin)
+    let mut paths = Vec::new();
+    for name in wanted {
+        self_update::Extract::from_source(archive)
+            .archive(self_update::ArchiveKind::Tar(Some(
+                self_update::Compression::Gz,
+            )))
+            .extract_file(&out, name)
+            .map_err(|e| fail(e.to_string()))?;
+        let bin = out.join(name);
+        let meta = fs::symlink_metadata(&bin).map_err(io(&bin))?;
+        if !meta.is_file() {
+            return Err(fail(format!("{name} is not a regular file")));
+        }
+        paths.push(bin);
+    }
+    let hook = paths.get(1).cloned();
+    Ok((paths.swap_remove(0), hook))
 }
 
-/// Step 3: the extracted binary, run with `--version`, prints `fable VERSION` (within
-/// [`VERSION_TIMEOUT`]; the file must be executable and closed for writing).
-pub fn check_version(bin: &Path, expected: &str) -> Result<(), SelfUpdateError> {
+/// The names of the (at most [`MAX_ENTRIES`]) entries of a `.tar.gz`, `./` stripped.
+fn entry_names(archive: &Path) -> std::io::Result<Vec<String>> {
+    let file = fs::File::open(archive)?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut names = Vec::new();
+    for entry in tar.entries()?.take(MAX_ENTRIES) {
+        let entry = entry?;
+        let path = entry.path()?;
+        names.push(path.to_string_lossy().trim_start_matches("./").to_string());
+    }
+    Ok(names)
+}
+
+/// Step 3: an extracted binary named `name` (`fable`, `fable-hook`), run with `--version`,
+/// prints `NAME VERSION` (within [`VERSION_TIMEOUT`]; the file must be executable and closed
+/// for writing).
+pub fn check_version(bin: &Path, name: &str, expected: &str) -> Result<(), SelfUpdateError> {
     let mismatch = |actual: String| SelfUpdateError::VersionMismatch {
         path: bin.to_path_buf(),
+        name: name.to_string(),
         expected: expected.to_string(),
         actual,
     };
     let mut cmd = Command::new(bin);
-    std::os::unix::process::CommandExt::arg0(&mut cmd, "fable");
+    std::os::unix::process::CommandExt::arg0(&mut cmd, name);
     let mut child = cmd
         .arg("--version")
         .stdin(Stdio::null())
@@ -131,7 +168,8 @@ pub fn check_version(bin: &Path, expected: &str) -> Result<(), SelfUpdateError> 
     let line = stdout.trim();
     // `fable 0.1.0 (abc1234 2026-12-05)`: the version is the word after the name.
     let printed = line
-        .strip_prefix("fable ")
+        .strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(' '))
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or("");
     if compare_versions(printed, expected) == Ok(std::cmp::Ordering::Equal) {

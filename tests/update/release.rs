@@ -46,17 +46,25 @@ pub fn script(prints: &str) -> Vec<u8> {
 /// A `.tar.gz` holding `fable` (0755) with `content`; signed under `signed_as` (the
 /// signature's context is the archive's file name) unless `None`.
 pub fn archive(work: &Path, content: &[u8], signed_as: Option<&str>) -> Vec<u8> {
+    archive_of(work, &[("fable", content)], signed_as)
+}
+
+/// A `.tar.gz` holding each `(name, content)` as a 0755 file at its root, signed as
+/// [`archive`] is.
+pub fn archive_of(work: &Path, files: &[(&str, &[u8])], signed_as: Option<&str>) -> Vec<u8> {
     let dir = tempfile::tempdir_in(work).unwrap();
-    let bin = dir.path().join("fable");
-    std::fs::write(&bin, content).unwrap();
-    crate::util::make_executable(&bin);
+    for (name, content) in files {
+        let bin = dir.path().join(name);
+        std::fs::write(&bin, content).unwrap();
+        crate::util::make_executable(&bin);
+    }
     let plain = dir.path().join("plain.tar.gz");
     let st = Command::new("tar")
         .arg("-czf")
         .arg(&plain)
         .arg("-C")
         .arg(dir.path())
-        .arg("fable")
+        .args(files.iter().map(|(name, _)| name))
         .status()
         .unwrap();
     assert!(st.success());
@@ -69,6 +77,12 @@ pub fn archive(work: &Path, content: &[u8], signed_as: Option<&str>) -> Vec<u8> 
     zipsign_api::sign::copy_and_sign_tar(&mut input, &mut out, &[key], Some(name.as_bytes()))
         .unwrap();
     out.into_inner()
+}
+
+/// A `fable-hook` stand-in that prints `fable-hook PRINTS` for `--version`.
+pub fn hook_script(prints: &str) -> Vec<u8> {
+    format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fable-hook {prints}'; exit 0; fi\nexit 0\n")
+        .into_bytes()
 }
 
 /// The lowercase hex sha256 of `data` (via `sha256sum`, independent of fable's code).
