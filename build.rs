@@ -31,7 +31,7 @@ fn main() {
     if std::env::var("CARGO_CFG_TARGET_ENV").as_deref() != Ok("gnu") {
         return;
     }
-    let Some(eh) = static_unwinder() else {
+    let Some(eh) = c_file("libgcc_eh.a") else {
         println!("cargo:warning=no libgcc_eh.a found: fable loads libgcc_s.so.1 at start-up");
         return;
     };
@@ -45,13 +45,55 @@ fn main() {
     {
         println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
     }
+    static_evaluator(&out.join("static-libc"), &eh);
 }
 
-/// The absolute path of `libgcc_eh.a` as the C compiler that links the binary reports it.
-fn static_unwinder() -> Option<String> {
+/// Links `fable-hook` as a static PIE: no dynamic loader, no `libc.so.6` to map, relocate and
+/// resolve imports against, so that a hardened (position-independent, full RELRO) evaluator
+/// still starts at the spawn floor (payload/BENCH.md, "Hardened binary": 1.27x the floor as a
+/// dynamic PIE, 1.08x static). Rust's standard library asks for `-lc`, `-lm`, ... after
+/// `-Bdynamic`; linker scripts named `libc.so` etc. in a directory searched only for this
+/// binary hand the linker the static archives instead (`GROUP`, so that a linker which reads
+/// archives in order still resolves libc's and the unwinder's references to each other), and
+/// `-static-pie` selects the start files. `FABLE_HOOK_LINK` tells the tests which form was
+/// built. Skipped (a dynamic PIE) when the C compiler reports no `libc.a` or `rcrt1.o`.
+fn static_evaluator(dir: &Path, eh: &str) {
+    let link = |form: &str| println!("cargo:rustc-env=FABLE_HOOK_LINK={form}");
+    let (Some(libc), Some(_)) = (c_file("libc.a"), c_file("rcrt1.o")) else {
+        println!("cargo:warning=no static glibc (libc.a, rcrt1.o): fable-hook is a dynamic PIE");
+        return link("dynamic-pie");
+    };
+    let mut scripts = vec![(
+        "libc.so".to_string(),
+        format!("GROUP ( \"{libc}\" \"{eh}\" )"),
+    )];
+    for name in ["m", "dl", "pthread", "rt", "util"] {
+        let Some(archive) = c_file(&format!("lib{name}.a")) else {
+            println!("cargo:warning=no lib{name}.a: fable-hook is a dynamic PIE");
+            return link("dynamic-pie");
+        };
+        scripts.push((format!("lib{name}.so"), format!("INPUT ( \"{archive}\" )")));
+    }
+    if std::fs::create_dir_all(dir).is_err() {
+        return link("dynamic-pie");
+    }
+    for (name, body) in scripts {
+        let text = format!("/* fable build.rs: fable-hook links statically */\n{body}\n");
+        if std::fs::write(dir.join(name), text).is_err() {
+            return link("dynamic-pie");
+        }
+    }
+    println!("cargo:rustc-link-arg-bin=fable-hook=-L{}", dir.display());
+    println!("cargo:rustc-link-arg-bin=fable-hook=-static-pie");
+    link("static-pie");
+}
+
+/// The absolute path of a file of the C toolchain (`libgcc_eh.a`, `libc.a`, `rcrt1.o`) as the
+/// C compiler that links the binary reports it.
+fn c_file(name: &str) -> Option<String> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(cc)
-        .arg("-print-file-name=libgcc_eh.a")
+        .arg(format!("-print-file-name={name}"))
         .output()
         .ok()?;
     let path = String::from_utf8(out.stdout).ok()?.trim().to_owned();

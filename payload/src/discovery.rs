@@ -73,28 +73,32 @@ pub fn euid() -> u32 {
 }
 
 /// `uid N (name)`, or `uid N` when the name cannot be looked up. Only on error paths.
+///
+/// The name comes from `/etc/passwd` (at most its first 1 MiB), not from `getpwuid_r`:
+/// `fable-hook` links glibc statically (build.rs), and a static glibc serves `getpwuid_r` by
+/// loading the NSS modules of whatever glibc is installed at run time, which may not match.
+/// A user known only to a directory service is shown by number.
 pub fn user_label(uid: u32) -> String {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: passwd is plain data; getpwuid_r writes into `pwd` and `buf` (of the given
-    // length) and sets `result` to null or to `&pwd`.
-    let name = unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let r = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
-        if r == 0 && !result.is_null() && !pwd.pw_name.is_null() {
-            Some(
-                std::ffi::CStr::from_ptr(pwd.pw_name)
-                    .to_string_lossy()
-                    .into_owned(),
-            )
-        } else {
-            None
-        }
-    };
+    use std::io::Read;
+    let mut text = String::new();
+    let name = std::fs::File::open("/etc/passwd")
+        .and_then(|f| f.take(1 << 20).read_to_string(&mut text))
+        .ok()
+        .and_then(|_| passwd_name(&text, uid));
     match name {
         Some(n) => format!("uid {uid} ({n})"),
         None => format!("uid {uid}"),
     }
+}
+
+/// The name of `uid` in the text of a passwd file (`name:password:uid:...` lines).
+fn passwd_name(text: &str, uid: u32) -> Option<String> {
+    text.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id = fields.nth(1)?.parse::<u32>().ok()?;
+        (id == uid && !name.is_empty()).then(|| name.to_string())
+    })
 }
 
 /// fable's install home as this process sees it: `$FABLE_HOME` when set and non-empty, else
@@ -238,6 +242,15 @@ pub fn discover_with(start: &Path, install_home: Option<&Path>) -> Found {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn a_user_is_named_from_the_passwd_text() {
+        let text = "root:x:0:0:root:/root:/bin/bash\n# note\nbad line\nalice:x:1000:1000::/home/alice:/bin/sh\n";
+        assert_eq!(passwd_name(text, 0).as_deref(), Some("root"));
+        assert_eq!(passwd_name(text, 1000).as_deref(), Some("alice"));
+        assert_eq!(passwd_name(text, 1001), None);
+        assert!(user_label(0).starts_with("uid 0"));
+    }
 
     #[test]
     fn the_install_home_is_skipped_not_taken_for_a_project() {
