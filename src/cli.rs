@@ -46,7 +46,7 @@ enum Command {
     Install(cmd::install::InstallArgs),
     /// Remove fable's entries for a source from every profile (and optionally restore backups).
     Uninstall(cmd::uninstall::UninstallArgs),
-    /// Show each source's state: never_migrated, half_applied, stale_but_stable or current.
+    /// Show each source's state (up to date, source changed, partly or not wired, ...) and its fix.
     Status(cmd::status::StatusArgs),
     /// List every hook entry every host runs: whose it is, and a foreign one's risk signals.
     List(cmd::list::ListArgs),

@@ -459,7 +459,7 @@ fn no_color_and_color_never_print_no_escape_codes_and_always_colours_a_pipe() {
     let out = env.run(["doctor", "--no-probe", "--color", "always"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("\u{1b}[32mok"));
     let out = env.run(["--color", "always", "status"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("\u{1b}[32mcurrent"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\u{1b}[32mup to date"));
 }
 
 #[test]

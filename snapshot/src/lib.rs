@@ -10,6 +10,7 @@ pub mod hash;
 pub mod key;
 pub mod manifest;
 pub mod os;
+pub mod plural;
 pub mod source_set;
 pub mod staleness;
 pub mod store;

@@ -31,3 +31,6 @@ pub fn tilde(path: &Path) -> String {
         None => path.display().to_string(),
     }
 }
+
+/// `1 entry`, `2 entries`: the one plural helper, [`fable_snapshot::plural::count`].
+pub use fable_snapshot::plural::count;

@@ -92,6 +92,7 @@ pub struct Ui {
     verbose: bool,
     yes: bool,
     no_input: bool,
+    stdout_tty: bool,
     stderr_tty: bool,
     stdin_tty: bool,
     dumb: bool,
@@ -137,6 +138,7 @@ impl Ui {
             verbose: args.verbose,
             yes: args.yes,
             no_input: args.no_input,
+            stdout_tty,
             stderr_tty,
             stdin_tty: std::io::stdin().is_terminal(),
             dumb,
@@ -186,6 +188,24 @@ impl Ui {
     /// prompt through /dev/tty with stdin redirected.)
     pub fn can_prompt(&self, json: bool) -> bool {
         self.stdin_tty && self.stderr_tty && !self.ci && !self.yes && !self.no_input && !json
+    }
+
+    /// Whether stdout is a terminal (tables are aligned for a reader there, tab-separated for
+    /// a program otherwise).
+    pub fn stdout_tty(&self) -> bool {
+        self.stdout_tty
+    }
+
+    /// Whether stdout is coloured.
+    pub fn color_out(&self) -> bool {
+        self.color_out
+    }
+
+    /// Rows of cells as lines for stdout: on a terminal, a header and columns aligned two
+    /// spaces apart (by characters shown); through a pipe, no header and one tab between cells,
+    /// for `cut -f` and `awk -F'\t'`.
+    pub fn table(&self, head: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+        table(self.stdout_tty, head, rows)
     }
 
     /// `word` coloured by `tone` for stdout.
@@ -251,6 +271,36 @@ pub fn on_interrupt() {
     let _ = installed;
 }
 
+fn table(aligned: bool, head: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    if !aligned {
+        return rows.iter().map(|r| r.join("\t")).collect();
+    }
+    let head: Vec<String> = head.iter().map(|h| h.to_uppercase()).collect();
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(cell.chars().count()),
+                None => widths.push(cell.chars().count()),
+            }
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            out.push_str(cell);
+            if i + 1 < cells.len() {
+                let pad = widths[i] - cell.chars().count() + 2;
+                out.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out
+    };
+    std::iter::once(line(&head))
+        .chain(rows.iter().map(|r| line(r)))
+        .collect()
+}
+
 fn paint(on: bool, word: &str, tone: Tone) -> String {
     if on {
         let s = tone.style();
@@ -281,6 +331,26 @@ mod tests {
         assert_eq!(paint(false, "ok", Tone::Good), "ok");
         let on = paint(true, "error", Tone::Bad);
         assert!(on.starts_with('\u{1b}') && on.contains("error"), "{on:?}");
+    }
+
+    #[test]
+    fn tables_align_on_a_terminal_and_are_tab_separated_otherwise() {
+        let rows = vec![
+            vec!["claude".to_string(), "~/.claude/settings.json".to_string()],
+            vec!["opencode".to_string(), "~/é".to_string()],
+        ];
+        assert_eq!(
+            table(true, &["host", "file"], &rows),
+            [
+                "HOST      FILE",
+                "claude    ~/.claude/settings.json",
+                "opencode  ~/é"
+            ]
+        );
+        assert_eq!(
+            table(false, &["host", "file"], &rows),
+            ["claude\t~/.claude/settings.json", "opencode\t~/é"]
+        );
     }
 
     #[test]
