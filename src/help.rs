@@ -25,6 +25,25 @@ pub const GLOBAL_IDS: &[&str] = &["color", "quiet", "verbose", "yes", "no_input"
 /// Each command's examples: a command line and what it does.
 pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
     match name {
+        "fable" => &[
+            (
+                "fable install",
+                "wire the bundled evaluator into every agent",
+            ),
+            (
+                "fable install ~/src/my-hooks --dry-run",
+                "see what wiring a source would change",
+            ),
+            ("fable status", "each source's state and the fix for it"),
+            (
+                "fable apply --dry-run",
+                "what converging on the inventory would change",
+            ),
+            (
+                "fable doctor --fix",
+                "check everything and repair what can be repaired",
+            ),
+        ],
         "install" => &[
             (
                 "fable install",
@@ -217,16 +236,18 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// The EXAMPLES block of a command's page (`Examples:` then one aligned line each).
+/// The EXAMPLES block of a command's page: what each does as a comment, then the command
+/// line (as gh does: a narrow terminal wraps neither into the other).
 pub fn examples_text(name: &str) -> Option<String> {
     let list = examples(name);
-    let width = list.iter().map(|(c, _)| c.chars().count()).max()?;
+    if list.is_empty() {
+        return None;
+    }
     let mut out = String::from("Examples:");
     for (cmd, what) in list {
-        let pad = width - cmd.chars().count() + 2;
-        out.push_str(&format!("\n  {cmd}{}# {what}", " ".repeat(pad)));
+        out.push_str(&format!("\n  # {what}\n  {cmd}\n"));
     }
-    Some(out)
+    Some(out.trim_end().to_string())
 }
 
 /// The command groups of `fable --help`, from the commands' own one-line descriptions.

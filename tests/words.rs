@@ -245,3 +245,43 @@ fn profile_list_says_plain_words() {
         "{list}"
     );
 }
+
+/// `fable man` has the sections a man page has beyond the options, and every page names the
+/// version.
+#[test]
+fn man_pages_have_exit_status_environment_files_and_examples() {
+    let env = TestEnv::new();
+    let page = env.ok(["man"]);
+    let version = env.ok(["--version"]);
+    let version = version.trim().strip_prefix("fable ").unwrap();
+    for section in [
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+        ".SH FILES",
+        ".SH EXAMPLES",
+        ".SH SUBCOMMANDS",
+    ] {
+        assert!(page.contains(section), "{section} missing:\n{page}");
+    }
+    assert!(
+        page.contains("FABLE_HOME") && page.contains("CODEX_HOME"),
+        "{page}"
+    );
+    assert!(
+        page.contains("fleet.toml") && page.contains("130"),
+        "{page}"
+    );
+    for sub in ["status", "apply", "gc", "profile"] {
+        let page = env.ok(["man", sub]);
+        let title = page.lines().find(|l| l.starts_with(".TH")).unwrap();
+        assert!(
+            title.contains(&format!("fable-{sub}")) && title.contains(version),
+            "{title}"
+        );
+        assert!(
+            page.contains(".SH EXAMPLES") && page.contains(".SH \"EXIT STATUS\""),
+            "{page}"
+        );
+    }
+    assert_eq!(env.run(["man", "nope"]).status.code(), Some(2));
+}

@@ -201,7 +201,11 @@ fn print_sources(sources: &[SourceResync], check: bool) {
 fn print_doctor(report: &Report) {
     let count = |sev: Severity| report.findings.iter().filter(|f| f.severity == sev).count();
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warn));
-    crate::say!("doctor: {errors} error(s), {warnings} warning(s)");
+    crate::say!(
+        "doctor: {}, {}",
+        crate::cmd::render::count(errors, "error", "errors"),
+        crate::cmd::render::count(warnings, "warning", "warnings")
+    );
     for f in report
         .findings
         .iter()

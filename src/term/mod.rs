@@ -271,6 +271,11 @@ pub fn on_interrupt() {
     let _ = installed;
 }
 
+/// `word` coloured by `tone` for stdout, with this run's decision.
+pub fn paint_out(word: &str, tone: Tone) -> String {
+    ui().paint(word, tone)
+}
+
 fn table(aligned: bool, head: &[&str], rows: &[Vec<String>]) -> Vec<String> {
     if !aligned {
         return rows.iter().map(|r| r.join("\t")).collect();

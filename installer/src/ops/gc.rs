@@ -32,6 +32,10 @@ pub fn gc(home: &FableHome, lock_wait: Duration) -> Result<Vec<PathBuf>> {
 /// name and that are not wired (`fable uninstall`, or a `[[source]]` deleted from the
 /// inventory, leaves them; a later `fable sync` of the same name fetches again).
 pub fn collect(home: &FableHome, lock_wait: Duration) -> Result<GcReport> {
+    // A home that does not exist holds nothing to collect (and is not created for it).
+    if !home.root().exists() {
+        return Ok(GcReport::default());
+    }
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let removed = if home.store().sources_dir().exists() {
         generations(home)?
