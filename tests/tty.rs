@@ -740,3 +740,37 @@ fn tables_are_aligned_on_a_terminal_and_tab_separated_through_a_pipe() {
         "{piped}"
     );
 }
+
+/// `-v` logs each step with its time and each file read and written, `-vv` each parse too,
+/// with or without a terminal; without `-v` none of it.
+#[test]
+fn verbose_logs_steps_with_their_time_and_every_file_read_and_written() {
+    let env = TestEnv::new();
+    let src = source_running(&env, "plugin", "true");
+    let out = env.run(["install", s(&src), "-v"]);
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    let has = |needle: &str| {
+        log.lines()
+            .any(|l| l.starts_with("fable: [") && l.contains(needle))
+    };
+    assert!(has("] syncing source plugin"), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("syncing source plugin: ") && l.ends_with('s')),
+        "{log}"
+    );
+    assert!(
+        has("read ~/.claude/settings.json") || has("write ~/.claude/settings.json"),
+        "{log}"
+    );
+    assert!(has("write ~/.claude/settings.json"), "{log}");
+    assert!(has("write ~/.fable/owned/"), "{log}");
+    assert!(!has("parse "), "-v does not log parses: {log}");
+    let out = env.run(["apply", "-vv"]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("] parse ~/.claude/settings.json"), "{log}");
+    assert!(log.contains("] read ~/.fable/fleet.toml"), "{log}");
+    let out = env.run(["apply"]);
+    assert!(out.stderr.is_empty(), "{out:?}");
+}

@@ -14,6 +14,7 @@ pub mod plural;
 pub mod source_set;
 pub mod staleness;
 pub mod store;
+pub mod trace;
 pub mod tree_cache;
 pub mod walk;
 pub mod watch;

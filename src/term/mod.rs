@@ -33,9 +33,10 @@ pub struct GlobalArgs {
     /// Print only errors (and the `--json` document); no progress.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Say more: each progress step is also logged on stderr, even without a terminal.
-    #[arg(short, long, global = true)]
-    pub verbose: bool,
+    /// Say more on stderr, even without a terminal: each step with its time, each file read
+    /// and written; `-vv` also each parse.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// Answer yes to every confirmation (the consent a prompt would ask for).
     #[arg(short = 'y', long, global = true)]
     pub yes: bool,
@@ -89,7 +90,7 @@ pub struct Ui {
     color_out: bool,
     color_err: bool,
     quiet: bool,
-    verbose: bool,
+    verbose: u8,
     yes: bool,
     no_input: bool,
     stdout_tty: bool,
@@ -101,9 +102,37 @@ pub struct Ui {
 
 static UI: OnceLock<Ui> = OnceLock::new();
 
-/// Decides colour, verbosity, progress and prompts for this run (first call wins).
+/// Decides colour, verbosity, progress and prompts for this run (first call wins); with `-v`,
+/// the libraries' file reads and writes are logged (`fable_snapshot::trace`).
 pub fn init(args: &GlobalArgs) -> &'static Ui {
-    UI.get_or_init(|| Ui::from_env(args))
+    let _ = started();
+    let ui = UI.get_or_init(|| Ui::from_env(args));
+    if ui.verbose() {
+        fable_snapshot::trace::set_sink(log_io);
+    }
+    ui
+}
+
+/// When this run started (its first call), for `-v`'s timestamps.
+fn started() -> std::time::Instant {
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    *START.get_or_init(std::time::Instant::now)
+}
+
+/// A `-v` line on stderr: the time since the run started, then `line`.
+pub fn log(line: std::fmt::Arguments<'_>) {
+    eprintln!("fable: [{:.3}s] {line}", started().elapsed().as_secs_f64());
+}
+
+fn log_io(what: fable_snapshot::trace::Io, path: &std::path::Path) {
+    if what == fable_snapshot::trace::Io::Parse && ui().verbosity() < 2 {
+        return;
+    }
+    log(format_args!(
+        "{} {}",
+        what.as_str(),
+        crate::cmd::render::tilde(path)
+    ));
 }
 
 /// This run's [`Ui`] (the defaults when [`init`] was not called, as in unit tests).
@@ -156,9 +185,7 @@ impl Ui {
         if self.quiet {
             out.push("--quiet");
         }
-        if self.verbose {
-            out.push("--verbose");
-        }
+        out.extend(std::iter::repeat_n("--verbose", usize::from(self.verbose)));
         out
     }
 
@@ -167,8 +194,13 @@ impl Ui {
         self.quiet
     }
 
-    /// `-v`.
+    /// `-v` (or more).
     pub fn verbose(&self) -> bool {
+        self.verbose > 0
+    }
+
+    /// How many `-v` were given.
+    pub fn verbosity(&self) -> u8 {
         self.verbose
     }
 

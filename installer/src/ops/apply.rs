@@ -158,7 +158,7 @@ pub fn apply_with(
     let mut seen = planner::Seen::default();
     let mut plans = planner::plan(home, &install_opts(true), &unpinned, &mut seen)?;
     let changes = if opts.dry_run {
-        text_changes(plans.iter().flat_map(|p| p.plans.iter()))
+        TextChange::of_plans(plans.iter().flat_map(|p| p.plans.iter()))
     } else {
         Vec::new()
     };
@@ -429,39 +429,6 @@ fn clear_journals(
         .into_iter()
         .filter(|p| !failed.iter().any(|(f, _)| f == p))
         .collect())
-}
-
-/// Each file the plans (every source's, in planning order) change: its text as read (the first
-/// plan's) and as written (the last plan's), for a dry run's diff.
-fn text_changes<'a>(plans: impl Iterator<Item = &'a ProfilePlan>) -> Vec<TextChange> {
-    let mut out: Vec<(TextChange, bool)> = Vec::new();
-    for plan in plans {
-        let path = plan.file();
-        let i = match out.iter().position(|(c, _)| c.path == path) {
-            Some(i) => i,
-            None => {
-                let blank = TextChange {
-                    path: path.to_path_buf(),
-                    before: None,
-                    after: std::sync::Arc::from(""),
-                };
-                out.push((blank, false));
-                out.len() - 1
-            }
-        };
-        let (change, changed) = &mut out[i];
-        if plan.text_before().is_some() {
-            change.before = plan.before.clone();
-        }
-        if plan.text_after().is_some() {
-            change.after = std::sync::Arc::clone(&plan.after);
-        }
-        *changed |= plan.changed();
-    }
-    out.into_iter()
-        .filter(|(_, changed)| *changed)
-        .map(|(c, _)| c)
-        .collect()
 }
 
 /// `report` keeping only the plans that change a file: an apply holds every source's report

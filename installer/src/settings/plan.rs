@@ -34,6 +34,41 @@ pub struct TextChange {
     pub after: Arc<str>,
 }
 
+impl TextChange {
+    /// Each file the plans (every source's, in planning order) change: its text as read (the first
+    /// plan's) and as written (the last plan's), for a dry run's diff.
+    pub fn of_plans<'a>(plans: impl Iterator<Item = &'a ProfilePlan>) -> Vec<TextChange> {
+        let mut out: Vec<(TextChange, bool)> = Vec::new();
+        for plan in plans {
+            let path = plan.file();
+            let i = match out.iter().position(|(c, _)| c.path == path) {
+                Some(i) => i,
+                None => {
+                    let blank = TextChange {
+                        path: path.to_path_buf(),
+                        before: None,
+                        after: std::sync::Arc::from(""),
+                    };
+                    out.push((blank, false));
+                    out.len() - 1
+                }
+            };
+            let (change, changed) = &mut out[i];
+            if plan.text_before().is_some() {
+                change.before = plan.before.clone();
+            }
+            if plan.text_after().is_some() {
+                change.after = std::sync::Arc::clone(&plan.after);
+            }
+            *changed |= plan.changed();
+        }
+        out.into_iter()
+            .filter(|(_, changed)| *changed)
+            .map(|(c, _)| c)
+            .collect()
+    }
+}
+
 /// The planned change to one profile's hook file.
 #[derive(Debug, Clone)]
 pub struct ProfilePlan {
