@@ -9,16 +9,10 @@ pub struct Expanded {
     pub referenced: Vec<String>,
 }
 
-/// Shell-quotes `s` for POSIX sh (bare when it is made only of safe characters).
+/// Shell-quotes `s` for POSIX sh (`shell_words::quote`: bare when nothing in it is special to
+/// the shell, else in single quotes, a single quote written `'\''`).
 pub fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,%".contains(c));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    shell_words::quote(s).into_owned()
 }
 
 #[derive(Clone, Copy, PartialEq)]
