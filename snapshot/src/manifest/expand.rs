@@ -9,10 +9,19 @@ pub struct Expanded {
     pub referenced: Vec<String>,
 }
 
-/// Shell-quotes `s` for POSIX sh (`shell_words::quote`: bare when nothing in it is special to
-/// the shell, else in single quotes, a single quote written `'\''`).
+/// Shell-quotes `s` for POSIX sh (bare when it is made only of safe characters). Not
+/// `shell_words::quote`: that one leaves `{}`, `!` and non-ASCII bare, so every command fable
+/// has wired (Cursor's `printf '%s\n' '{}'` guard, a home with an accent) would be written
+/// differently and be re-wired on the first install after an upgrade.
 pub fn shell_quote(s: &str) -> String {
-    shell_words::quote(s).into_owned()
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
