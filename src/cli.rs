@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::cmd;
 use crate::failure::{Failure, EXIT_USAGE};
@@ -28,10 +28,7 @@ pub trait Run {
 #[command(
     name = "fable",
     version = VERSION,
-    about = "Install, keep current and repair AI coding agents' hooks and git hooks",
-    long_about = "fable copies hook sources into immutable, content-hashed snapshots under \
-$FABLE_HOME (default ~/.fable) and wires every agent profile (Claude Code, Codex, Gemini, \
-Cursor) to run them through a stable path. Your own settings are never reformatted."
+    about = "Install, keep current and repair AI coding agents' hooks and git hooks"
 )]
 struct Cli {
     #[command(flatten)]
@@ -46,7 +43,7 @@ enum Command {
     Install(cmd::install::InstallArgs),
     /// Remove fable's entries for a source from every profile (and optionally restore backups).
     Uninstall(cmd::uninstall::UninstallArgs),
-    /// Show each source's state: never_migrated, half_applied, stale_but_stable or current.
+    /// Show each source's state (up to date, source changed, partly or not wired, ...) and its fix.
     Status(cmd::status::StatusArgs),
     /// List every hook entry every host runs: whose it is, and a foreign one's risk signals.
     List(cmd::list::ListArgs),
@@ -58,7 +55,7 @@ enum Command {
     Update(cmd::update::UpdateArgs),
     /// Switch a source back to its previous generation.
     Rollback(cmd::rollback::RollbackArgs),
-    /// Delete generations that are neither current nor previous.
+    /// Delete old generations and the git checkouts of sources nothing names or wires any more.
     Gc(cmd::gc::GcArgs),
     /// Check a hook source or an inventory for what install or apply would refuse; writes nothing.
     Validate(cmd::validate::ValidateArgs),
@@ -93,9 +90,10 @@ enum Command {
     Man(cmd::man::ManArgs),
 }
 
-/// The whole command-line definition, for generated completions and the man page.
+/// The whole command-line definition as shown (`crate::help`: groups, examples, hosts), for
+/// parsing, generated completions and the man page.
 pub fn command() -> clap::Command {
-    Cli::command()
+    crate::help::decorate(Cli::command())
 }
 
 /// Entry point shared by `main`; returns the exit code.
@@ -118,7 +116,10 @@ pub fn main() -> i32 {
         restore_sigpipe();
         return cmd::completions::print_keys();
     }
-    let cli = match Cli::try_parse() {
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
@@ -236,7 +237,7 @@ fn usage_json(e: &clap::Error) {
         return;
     }
     let mut words = Vec::new();
-    let mut cmd = Cli::command();
+    let mut cmd = command();
     for a in &args {
         match cmd.find_subcommand(a) {
             Some(sub) => {

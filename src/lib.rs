@@ -5,6 +5,7 @@
 pub mod cli;
 mod cmd;
 pub mod failure;
+pub mod help;
 pub mod json;
 pub mod selfupdate;
 pub mod term;

@@ -585,7 +585,7 @@ fn thirteen_open_cards_list_twelve_and_one_more() {
     let o = p.hook("stop", p.stop_payload(false));
     assert_eq!(code(&o), 2);
     let e = stderr(&o);
-    assert!(e.contains("13 open ledger card(s)"), "{e}");
+    assert!(e.contains("13 open ledger cards"), "{e}");
     assert!(
         e.contains("card number 12") && !e.contains("card number 13"),
         "{e}"

@@ -679,3 +679,33 @@ fn the_sync_hint_of_another_inventory_keeps_its_file() {
         String::from_utf8_lossy(&synced.stderr)
     );
 }
+
+/// `fable gc` earns its place: the fetched repository and checkout of a git source the
+/// inventory dropped (and apply unwired) stay behind until gc, which keeps those of the
+/// sources still named.
+#[test]
+fn gc_removes_the_checkout_of_a_git_source_nothing_names_any_more() {
+    let f = Fleet::new();
+    f.write_inventory(&["team", "local"]);
+    f.env.ok(["sync"]);
+    let repo = f.env.fable_home.join("repos/team.git");
+    let checkout = f.env.fable_home.join("checkouts/team");
+    assert!(repo.is_dir() && checkout.is_dir());
+    // Still named: nothing of it goes.
+    let v = f.env.json(["gc", "--json"]);
+    assert_eq!(v["git"], serde_json::json!([]), "{v:#}");
+    assert!(repo.is_dir() && checkout.is_dir());
+    // Dropped from the inventory and unwired by apply: gc takes both.
+    f.write_inventory(&["local"]);
+    f.env.ok(["apply"]);
+    assert!(repo.is_dir() && checkout.is_dir(), "apply leaves them");
+    let out = f.env.ok(["gc"]);
+    assert!(
+        out.contains("and 2 unused git checkouts and repositories removed"),
+        "{out}"
+    );
+    assert!(!repo.exists() && !checkout.exists());
+    assert!(f.env.fable_home.join("sources/local").is_dir());
+    let v = f.env.json(["gc", "--json"]);
+    assert_eq!(v["changed"], false, "{v:#}");
+}

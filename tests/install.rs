@@ -1112,7 +1112,7 @@ fn the_first_install_explains_itself_only_the_first_time() {
     );
     let out = env.ok_with_var("PATH", &path, ["install"]);
     assert!(
-        out.contains("fable wired the bundled evaluator into 1 agent profile(s):"),
+        out.contains("fable wired the bundled evaluator into 1 agent profile:"),
         "{out}"
     );
     assert!(out.contains("fable init "), "{out}");
@@ -1131,7 +1131,7 @@ fn the_first_install_explains_itself_only_the_first_time() {
     write(&src.join("hooks/x.py"), SCRIPT);
     let out = other.ok(["install", src.to_str().unwrap()]);
     assert!(
-        out.contains("fable wired hook source plugin into 1 agent profile(s):"),
+        out.contains("fable wired hook source plugin into 1 agent profile:"),
         "{out}"
     );
     assert!(

@@ -35,3 +35,4 @@ mod tty;
 mod update;
 mod validate;
 mod watch;
+mod words;

@@ -482,7 +482,7 @@ fn a_refused_plugin_lists_every_problem_with_its_fix() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("refused, 2 problem(s)") && err.matches("fix: ").count() == 2,
+        err.contains("refused, 2 problems") && err.matches("fix: ").count() == 2,
         "{err}"
     );
 }

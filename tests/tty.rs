@@ -459,7 +459,7 @@ fn no_color_and_color_never_print_no_escape_codes_and_always_colours_a_pipe() {
     let out = env.run(["doctor", "--no-probe", "--color", "always"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("\u{1b}[32mok"));
     let out = env.run(["--color", "always", "status"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("\u{1b}[32mcurrent"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\u{1b}[32mup to date"));
 }
 
 #[test]
@@ -572,7 +572,7 @@ fn the_first_install_explains_itself_on_a_terminal() {
     let (code, text) = pty(&env, &["install"], &[("NO_COLOR", "1")]);
     assert_eq!(code, 0, "{text}");
     for want in [
-        "fable wired the bundled evaluator into 1 agent profile(s):",
+        "fable wired the bundled evaluator into 1 agent profile:",
         "claude (~/.claude/settings.json): SessionStart, PreToolUse",
         "from the snapshot in ~/.fable/sources/default/current",
         "acts only in projects where `fable init` was run",
@@ -586,4 +586,191 @@ fn the_first_install_explains_itself_on_a_terminal() {
     let (code, again) = pty(&env, &["install"], &[("NO_COLOR", "1")]);
     assert_eq!(code, 0, "{again}");
     assert!(!again.contains("fable wired"), "{again}");
+}
+
+/// `fable --help` lists the commands in groups and the global options once; a command's page
+/// points to them instead of repeating them, and ends with examples.
+#[test]
+fn help_groups_the_commands_and_lists_global_options_once() {
+    if !have_script() {
+        return;
+    }
+    let env = TestEnv::new();
+    let (code, text) = pty(&env, &["--help"], &[]);
+    assert_eq!(code, 0, "{text}");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in:\n{text}"))
+    };
+    assert!(at("Setting up:") < at("  install "));
+    assert!(at("  install ") < at("Fleet:"));
+    assert!(at("Fleet:") < at("  apply ") && at("  apply ") < at("Diagnosis:"));
+    assert!(
+        at("Diagnosis:") < at("  doctor ") && at("  doctor ") < at("Project and agent commands:")
+    );
+    assert!(
+        at("Project and agent commands:") < at("  evidence ") && at("  evidence ") < at("Other:")
+    );
+    assert!(at("Global options:") < at("--no-input"));
+    assert!(!text.contains("\nCommands:"), "{text}");
+    // The hosts come from the registry, every one of them.
+    for host in ["claude", "codex", "gemini", "cursor", "windsurf", "kimi"] {
+        assert!(text.contains(host), "{host}: {text}");
+    }
+    let (_, page) = pty(&env, &["status", "--help"], &[]);
+    assert!(
+        !page.contains("-v, --verbose") && !page.contains("--no-input\r\n"),
+        "{page}"
+    );
+    assert!(page.contains("Global options (--color, --quiet"), "{page}");
+    assert!(
+        page.contains(
+            "Examples:\r\n  # each source's state and the fix for it\r\n  fable status\r\n"
+        ),
+        "{page}"
+    );
+    // The globals still work after the command.
+    let out = env.run(["status", "--color", "never", "-q"]);
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+}
+
+/// Every `--dry-run` that would change a file shows its diff, coloured on a terminal, plain
+/// through a pipe or with NO_COLOR: install, apply and uninstall.
+#[test]
+fn dry_runs_show_coloured_diffs_on_a_terminal_only() {
+    if !have_script() {
+        return;
+    }
+    let env = TestEnv::new();
+    let src = source_running(&env, "plugin", "true");
+    let red_minus = "\u{1b}[1m\u{1b}[31m-";
+    let green_plus = "\u{1b}[32m+";
+    // install --dry-run: the new entry in green.
+    let colour = [("NO_COLOR", "")];
+    let (code, text) = pty(&env, &["install", s(&src), "--dry-run"], &colour);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(green_plus) && text.contains("sources/plugin"),
+        "{text:?}"
+    );
+    env.ok(["install", s(&src)]);
+    // uninstall --dry-run: the entry in red.
+    let (code, text) = pty(&env, &["uninstall", s(&src), "--dry-run"], &colour);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(red_minus) && text.contains("@@"), "{text:?}");
+    // apply --dry-run after the source's entry was edited by hand: both.
+    let settings = env.claude_settings();
+    let wired = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(
+        &settings,
+        wired.replace("\"timeout\": 60", "\"timeout\": 7"),
+    )
+    .unwrap();
+    let (code, text) = pty(&env, &["apply", "--dry-run"], &colour);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(red_minus) && text.contains(green_plus),
+        "{text:?}"
+    );
+    assert!(text.contains("~/.claude/settings.json"), "{text:?}");
+    // NO_COLOR on a terminal, and a pipe: the same diff without escapes.
+    let (_, text) = pty(&env, &["apply", "--dry-run"], &[("NO_COLOR", "1")]);
+    assert!(
+        text.contains("\n-") && !text.as_bytes().contains(&ESC),
+        "{text:?}"
+    );
+    let piped = env.ok(["apply", "--dry-run"]);
+    assert!(
+        piped.contains("\n+") && piped.contains("\n-") && !piped.contains('\u{1b}'),
+        "{piped}"
+    );
+    let piped = env.ok(["uninstall", s(&src), "--dry-run"]);
+    assert!(
+        piped.contains("\n-") && !piped.contains('\u{1b}'),
+        "{piped}"
+    );
+}
+
+/// Tables line up under a header on a terminal and are tab-separated through a pipe.
+#[test]
+fn tables_are_aligned_on_a_terminal_and_tab_separated_through_a_pipe() {
+    if !have_script() {
+        return;
+    }
+    let env = TestEnv::new();
+    env.ok(["install"]);
+    let work = env.root().join("claude-work");
+    std::fs::create_dir_all(&work).unwrap();
+    env.ok(["profile", "add", "claude", s(&work)]);
+    let (code, text) = pty(&env, &["profile", "list"], &[]);
+    assert_eq!(code, 0, "{text}");
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    assert!(
+        lines[0].starts_with("HOST") && lines[0].contains("SETTINGS"),
+        "{text}"
+    );
+    // Each column starts at the same place on every line.
+    let column = |l: &str, word: &str| l.find(word).unwrap();
+    let state = column(lines[0], "STATE");
+    let origin = column(lines[0], "ORIGIN");
+    for l in &lines[1..3] {
+        assert_eq!(column(l, "up to date"), state, "{text}");
+        assert!(
+            l[origin..].starts_with("default") || l[origin..].starts_with("registered"),
+            "{text}"
+        );
+        assert!(!l.contains('\t'));
+    }
+    let piped = env.ok(["profile", "list"]);
+    let rows: Vec<Vec<&str>> = piped.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 2, "no header through a pipe: {piped}");
+    assert!(
+        rows.iter().all(|r| r.len() == 4 && r[2] == "up to date"),
+        "{piped}"
+    );
+    // `fable list` too.
+    let (_, text) = pty(&env, &["list"], &[]);
+    assert!(
+        text.starts_with("ID ") && text.contains("  bin/fable-hook "),
+        "{text}"
+    );
+    let piped = env.ok(["list"]);
+    assert!(
+        piped.lines().all(|l| l.split('\t').count() == 10),
+        "{piped}"
+    );
+}
+
+/// `-v` logs each step with its time and each file read and written, `-vv` each parse too,
+/// with or without a terminal; without `-v` none of it.
+#[test]
+fn verbose_logs_steps_with_their_time_and_every_file_read_and_written() {
+    let env = TestEnv::new();
+    let src = source_running(&env, "plugin", "true");
+    let out = env.run(["install", s(&src), "-v"]);
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    let has = |needle: &str| {
+        log.lines()
+            .any(|l| l.starts_with("fable: [") && l.contains(needle))
+    };
+    assert!(has("] syncing source plugin"), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("syncing source plugin: ") && l.ends_with('s')),
+        "{log}"
+    );
+    assert!(
+        has("read ~/.claude/settings.json") || has("write ~/.claude/settings.json"),
+        "{log}"
+    );
+    assert!(has("write ~/.claude/settings.json"), "{log}");
+    assert!(has("write ~/.fable/owned/"), "{log}");
+    assert!(!has("parse "), "-v does not log parses: {log}");
+    let out = env.run(["apply", "-vv"]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("] parse ~/.claude/settings.json"), "{log}");
+    assert!(log.contains("] read ~/.fable/fleet.toml"), "{log}");
+    let out = env.run(["apply"]);
+    assert!(out.stderr.is_empty(), "{out:?}");
 }

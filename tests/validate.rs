@@ -164,7 +164,7 @@ fn every_source_problem_is_found_with_its_hint() {
         "{out}"
     );
     assert!(out.contains("    hint: did you mean Bash?"), "{out}");
-    assert!(out.contains("1 error(s), 2 warning(s)"), "{out}");
+    assert!(out.contains("1 error, 2 warnings"), "{out}");
 }
 
 #[test]

@@ -18,6 +18,13 @@ pub fn pause(name: &str) {
 /// parses a profile's hook file (`fable-test: read PATH`, `fable-test: parse PATH`), so a test
 /// can count them per file (docs/design.md, "One planner per profile file").
 pub fn count(what: &str, path: &std::path::Path) {
+    use fable_snapshot::trace::{io, Io};
+    match what {
+        "read" => io(Io::Read, path),
+        "parse" => io(Io::Parse, path),
+        // Written through `fsutil::write_atomic_if`, which says so itself.
+        _ => {}
+    }
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if *ON.get_or_init(|| std::env::var_os("FABLE_TEST_COUNT_IO").is_some()) {
         eprintln!("fable-test: {what} {}", path.display());

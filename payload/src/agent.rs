@@ -267,11 +267,18 @@ pub fn set_phase(
     }
     let ledger_problem = if phase == "complete" && ledger.paused.is_none() {
         if !ledger.open.is_empty() {
-            Some(format!("{} open card(s) in LEDGER.md", ledger.open.len()))
+            Some(format!(
+                "{} in LEDGER.md",
+                fable_snapshot::plural::count(ledger.open.len(), "open card", "open cards")
+            ))
         } else if !ledger.closed_without_evidence.is_empty() {
             Some(format!(
-                "{} closed card(s) without an evidence note",
-                ledger.closed_without_evidence.len()
+                "{} without an evidence note",
+                fable_snapshot::plural::count(
+                    ledger.closed_without_evidence.len(),
+                    "closed card",
+                    "closed cards"
+                )
             ))
         } else {
             None

@@ -12,7 +12,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
@@ -244,44 +244,28 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("sync directory", dir, e))
 }
 
-/// Atomically replaces the regular file `path` (or creates it) with `bytes`: a unique temp file
-/// beside it, written, then put in place. Durable: fsynced, renamed over the target, directory
-/// fsynced. Not durable (the evaluator's records): exchanged with the target
-/// (`renameat2(RENAME_EXCHANGE)`, macOS `renameatx_np(RENAME_SWAP)`) and the old file, now
-/// under the temp name, unlinked; see
-/// [`replace_unsynced`]. Refuses when `path` is a symlink or special file: checked once, after
-/// the temp file is written and just before it is put in place (a check before writing it too
-/// would only refuse sooner, at the cost of an `lstat` on every write). The temp file is removed
-/// on failure.
+/// Atomically replaces the regular file `path` (or creates it) with `bytes`: its directory
+/// (resolved once, as the kernel would resolve the path) is opened and the write is
+/// [`write_atomic_in`], so there is one implementation of the temp file, the check and the
+/// replacement. Durable: fsynced, renamed over the target, directory fsynced. Not durable
+/// (the evaluator's records): exchanged with the target (`renameat2(RENAME_EXCHANGE)`, macOS
+/// `renameatx_np(RENAME_SWAP)`) and the old file, now under the temp name, unlinked, which
+/// spares ext4 the writeback and discard a rename over an existing file costs (docs/design.md,
+/// "Durability of the evaluator's records"). Refuses when `path` is a symlink or special file:
+/// checked once, after the temp file is written and just before it is put in place. The temp
+/// file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let base = path
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
         .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp: PathBuf = dir.join(unique_name(&format!(".{base}.tmp-"), ""));
-    let result = (|| {
-        let mut f = create_new(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-        f.write_all(bytes)
-            .map_err(|e| Error::io("write", &tmp, e))?;
-        if durable {
-            f.sync_all().map_err(|e| Error::io("sync", &tmp, e))?;
-        }
-        drop(f);
-        // Re-check just before the rename: never replace something that became unsafe.
-        check_file(path)?;
-        if durable {
-            fs::rename(&tmp, path).map_err(|e| Error::io("rename", path, e))?;
-            sync_dir(dir)?;
-        } else {
-            replace_unsynced(&tmp, path)?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Error::unsafe_path(path, "has no UTF-8 file name".to_string()))?;
+    let real = fs::canonicalize(parent).map_err(|e| Error::io("open directory", parent, e))?;
+    let dir = crate::dir::Dir::open(&real)?;
+    write_atomic_in(&dir, name, bytes, durable)
 }
 
 /// [`write_atomic`] of the file `name` in `dir`, every step relative to the descriptor: the
@@ -337,30 +321,6 @@ pub fn write_atomic_in(
         let _ = dir.unlink(&tmp);
     }
     result
-}
-
-/// Puts the written temp file `tmp` in place of `path` without the costs a rename over an
-/// existing file has on ext4: there `rename(2)` starts writeback of the new file
-/// (`auto_da_alloc`) and frees the old inode's blocks, which on ext4 without a journal mounted
-/// with `discard` waits for a discard to complete: ~0.3-0.5 ms on every hook call here. Exchanging the two
-/// names is as atomic for readers (the path names the old file, then the new one; an open
-/// reader keeps the inode it opened), and unlinking the old file, usually never written back,
-/// frees nothing on disk. A crash between the exchange and the unlink leaves the old content
-/// under the temp name, which the state transaction sweeps like any abandoned temp file. Where
-/// the exchange is unsupported (the portable build, a file system without it) or `path` does
-/// not exist yet, a plain rename ([`fable_snapshot::os::rename::exchange`]). What this gives up across a power loss is in docs/design.md,
-/// "Durability of the evaluator's records".
-fn replace_unsynced(tmp: &Path, path: &Path) -> Result<()> {
-    use fable_snapshot::os::rename;
-    match rename::exchange(tmp, path) {
-        Ok(()) => {
-            let _ = fs::remove_file(tmp);
-            return Ok(());
-        }
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) || rename::unsupported(&e) => {}
-        Err(e) => return Err(Error::io("exchange", path, e)),
-    }
-    fs::rename(tmp, path).map_err(|e| Error::io("rename", path, e))
 }
 
 #[cfg(test)]

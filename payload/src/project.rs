@@ -284,7 +284,12 @@ impl Project {
         let (value, outcome) = change(&mut state)?;
         state.state_revision = state.state_revision.saturating_add(1);
         let now = now_rfc3339();
-        let reason = (folded > 0).then(|| format!("folded {folded} pending mutation(s)"));
+        let reason = (folded > 0).then(|| {
+            format!(
+                "folded {}",
+                fable_snapshot::plural::count(folded, "pending mutation", "pending mutations")
+            )
+        });
         state.last_decision = Some(LastDecision {
             event: event.into(),
             outcome,

@@ -34,7 +34,7 @@ pub struct RepairReport {
     pub reason: Option<String>,
     /// Where the broken file was kept.
     pub broken_copy: Option<PathBuf>,
-    /// What was kept, in words ("phase executing", "3 evidence record(s)", ...).
+    /// What was kept, in words ("phase executing", "3 evidence records", ...).
     pub kept: Vec<String>,
     /// The fields reset to their safe defaults (and dropped evidence records).
     pub reset: Vec<String>,
@@ -225,10 +225,21 @@ fn salvage(bytes: Option<&[u8]>, id: &str) -> (State, Vec<String>, Vec<String>) 
         }
     }
     if !s.evidence.is_empty() {
-        kept.push(format!("{} evidence record(s)", s.evidence.len()));
+        kept.push(fable_snapshot::plural::count(
+            s.evidence.len(),
+            "evidence record",
+            "evidence records",
+        ));
     }
     if dropped > 0 {
-        reset.push(format!("{dropped} unreadable evidence record(s) dropped"));
+        reset.push(format!(
+            "{} dropped",
+            fable_snapshot::plural::count(
+                dropped,
+                "unreadable evidence record",
+                "unreadable evidence records"
+            )
+        ));
     }
     let newest_known = s
         .evidence

@@ -47,7 +47,10 @@ impl Problem {
 
 /// Renders problems one per line, each with its fix, for [`Error::Refused`].
 fn render(problems: &[Problem]) -> String {
-    let mut out = format!("refused, {} problem(s):", problems.len());
+    let mut out = format!(
+        "refused, {}:",
+        crate::plural::count(problems.len(), "problem", "problems")
+    );
     for p in problems {
         out.push_str(&format!(
             "\n  - {}: {}\n    fix: {}",

@@ -92,6 +92,19 @@ pub fn write_atomic_if(
     new_mode: u32,
     unchanged: impl Fn(&Path) -> bool,
 ) -> Result<bool> {
+    let written = write_atomic_fenced(path, data, new_mode, unchanged)?;
+    if written {
+        crate::trace::io(crate::trace::Io::Write, path);
+    }
+    Ok(written)
+}
+
+fn write_atomic_fenced(
+    path: &Path,
+    data: &[u8],
+    new_mode: u32,
+    unchanged: impl Fn(&Path) -> bool,
+) -> Result<bool> {
     let real = resolve_link_chain(path)?;
     let dir = real.parent().ok_or_else(|| Error::Corrupt {
         path: real.clone(),

@@ -166,13 +166,13 @@ fn summary(s: &State) -> String {
         Err(why) => format!("not fresh ({why})"),
     };
     format!(
-        "phase {} · skill {} · generation {} (verified {}) · failure streak {} · {} evidence record(s) · verification {fresh}",
+        "phase {} · skill {} · generation {} (verified {}) · failure streak {} · {} · verification {fresh}",
         s.phase,
         s.current_skill.as_deref().unwrap_or("none"),
         s.mutation_generation,
         s.verified_generation,
         s.failure_streak,
-        s.evidence.len()
+        fable_snapshot::plural::count(s.evidence.len(), "evidence record", "evidence records")
     )
 }
 
@@ -319,7 +319,10 @@ fn repair(project: &fable_payload::project::Project, json_out: bool) -> anyhow::
     crate::say!("kept: {}", list(&r.kept));
     crate::say!("reset: {}", list(&r.reset));
     if r.folded > 0 {
-        crate::say!("folded {} pending mutation(s)", r.folded);
+        crate::say!(
+            "folded {}",
+            crate::cmd::render::count(r.folded, "pending mutation", "pending mutations")
+        );
     }
     crate::say!("{}", summary(&r.state));
     Ok(0)
@@ -346,7 +349,10 @@ impl Run for StateArgs {
         }
         crate::say!("project: {}", report.project.display());
         if self.sync {
-            crate::say!("folded {folded} pending mutation(s)");
+            crate::say!(
+                "folded {}",
+                crate::cmd::render::count(folded, "pending mutation", "pending mutations")
+            );
         }
         match (&report.state, &report.state_error) {
             (Some(s), _) => {

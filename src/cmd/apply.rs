@@ -141,9 +141,10 @@ pub fn print_report(report: &ApplyReport) {
         match (synced, wired) {
             (false, 0) => crate::say!("source {} ({}): current at {hash}{at}", s.name, s.kind),
             _ => crate::say!(
-                "source {} ({}): {would}sync {hash}{at}, {would}update {wired} profile(s)",
+                "source {} ({}): {would}sync {hash}{at}, {would}update {}",
                 s.name,
-                s.kind
+                s.kind,
+                render::count(wired, "profile", "profiles")
             ),
         }
         for plan in &s.install.plans {
@@ -190,7 +191,19 @@ pub fn print_report(report: &ApplyReport) {
             render::tilde(j)
         );
     }
+    if report.dry_run {
+        print_diffs(report);
+    }
     if !report.changed {
         crate::say!("everything is current");
+    }
+}
+
+/// A dry run's diff of every profile file it would change: the file as read against the text
+/// the apply would write (each file once, with every source's plans of it).
+fn print_diffs(report: &ApplyReport) {
+    for c in &report.changes {
+        let diff = render::diff(c.before.as_deref().unwrap_or(""), &c.after, &c.path);
+        crate::say!("{}", diff.trim_end_matches('\n'));
     }
 }

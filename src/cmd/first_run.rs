@@ -36,7 +36,10 @@ pub fn explain(home: &FableHome, report: &InstallReport) -> Vec<String> {
     let events = manifest_events(&current);
     let mut out = vec![
         String::new(),
-        format!("fable wired {what} into {} agent profile(s):", wired.len()),
+        format!(
+            "fable wired {what} into {}:",
+            crate::cmd::render::count(wired.len(), "agent profile", "agent profiles")
+        ),
     ];
     for p in &wired {
         let on: Vec<&str> = events

@@ -175,10 +175,10 @@ impl Run for InstallArgs {
                     "updated"
                 };
                 crate::say!(
-                    "{} {}: {verb} ({} change(s))",
+                    "{} {}: {verb} ({})",
                     p.host,
-                    p.path.display(),
-                    plan.patch.len()
+                    render::tilde(&p.path),
+                    render::count(plan.patch.len(), "change", "changes")
                 );
                 if report.dry_run {
                     let diff =
@@ -187,7 +187,7 @@ impl Run for InstallArgs {
                     crate::say!("JSON Patch: {}", serde_json::to_string(&plan.patch)?);
                 }
             } else {
-                crate::say!("{} {}: unchanged", p.host, p.path.display());
+                crate::say!("{} {}: unchanged", p.host, render::tilde(&p.path));
             }
             // A hand edit of fable's entry is said before anything else about the profile.
             for h in &plan.hand_edits {
@@ -230,9 +230,9 @@ impl Run for InstallArgs {
         if let Some(t) = &report.codex_trust {
             for o in &t.profiles {
                 crate::say!(
-                    "codex trust {}: trusted {} entr(y/ies), {} already trusted",
-                    o.config.display(),
-                    o.trusted.len(),
+                    "codex trust {}: trusted {}, {} already trusted",
+                    render::tilde(&o.config),
+                    render::count(o.trusted.len(), "entry", "entries"),
                     o.already_trusted
                 );
             }
@@ -244,9 +244,10 @@ impl Run for InstallArgs {
             let wired = o.install.plans.iter().filter(|p| p.changed()).count();
             let would = if report.dry_run { "would " } else { "" };
             crate::say!(
-                "source {} (from {}): {would}update {wired} more profile(s)",
+                "source {} (from {}): {would}update {} more",
                 o.name,
-                render::tilde(&o.file)
+                render::tilde(&o.file),
+                render::count(wired, "profile", "profiles")
             );
         }
         if !report.changed && !trusted_any && !others_changed {
@@ -297,13 +298,16 @@ fn confirm_first(home: &FableHome, opts: &InstallOptions, what: &str) -> anyhow:
         .filter(|p| profiles.contains(&p.profile.path))
     {
         ui.note(format_args!(
-            "  {} {}: {} change(s)",
+            "  {} {}: {}",
             plan.profile.host,
-            plan.profile.path.display(),
-            plan.patch.len()
+            render::tilde(&plan.profile.path),
+            render::count(plan.patch.len(), "change", "changes")
         ));
     }
-    let question = format!("Install {what} into {} profile(s)?", profiles.len());
+    let question = format!(
+        "Install {what} into {}?",
+        render::count(profiles.len(), "profile", "profiles")
+    );
     Ok(prompt::confirm_on_terminal(&question, false)? == prompt::Answer::Yes)
 }
 

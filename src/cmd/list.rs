@@ -43,17 +43,21 @@ impl Run for ListArgs {
         if self.json {
             return json::print(&listing, 0, json::Changed::Wrote(false));
         }
-        print_table(&listing);
+        print_table(&home, &listing);
         Ok(0)
     }
 }
 
-/// The aligned table of `rows` (also the quarantine's preview).
-pub fn table(rows: &[Row]) -> Vec<String> {
+/// The table of `rows` (also the quarantine's preview): aligned under a header on a terminal,
+/// tab-separated through a pipe. A fable entry's command is shown as its source wrote it (no
+/// guard, no exported plugin environment, no snapshot prefix), since the rest is the same in
+/// every fable entry; `--json` keeps the command as the host file holds it.
+pub fn table(home: &FableHome, rows: &[Row]) -> Vec<String> {
+    let aligned = term::ui().stdout_tty();
     let head = [
-        "ID", "HOST", "SCOPE", "FILE", "EVENT", "MATCHER", "OWNER", "RISK", "COMMAND", "SCRIPT",
+        "id", "host", "scope", "file", "event", "matcher", "owner", "risk", "command", "script",
     ];
-    let cells: Vec<[String; 10]> = rows
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let owner = match r.owner {
@@ -69,9 +73,21 @@ pub fn table(rows: &[Row]) -> Vec<String> {
             };
             let script = r.script.as_ref().map_or("-".to_string(), |s| {
                 let sha = s.sha256.as_deref().map_or("missing", render::short);
-                format!("{} ({sha})", render::tilde(&s.path))
+                let snapshot = r
+                    .source
+                    .as_ref()
+                    .filter(|_| r.owner == Owner::Fable)
+                    .and_then(|key| s.path.strip_prefix(home.store().current_link(key)).ok());
+                match snapshot {
+                    Some(inside) => format!("{} ({sha})", inside.display()),
+                    None => format!("{} ({sha})", render::tilde(&s.path)),
+                }
             });
-            [
+            let command = match (&r.owner, &r.source) {
+                (Owner::Fable, Some(key)) => source_command(home, key, &r.command),
+                _ => r.command.clone(),
+            };
+            vec![
                 r.id.clone(),
                 r.host.to_string(),
                 r.scope.as_str().to_string(),
@@ -83,35 +99,48 @@ pub fn table(rows: &[Row]) -> Vec<String> {
                     .unwrap_or_else(|| "-".into()),
                 owner,
                 risk,
-                shorten(&r.command, 60),
+                shorten(&command, if aligned { 60 } else { usize::MAX }),
                 script,
             ]
         })
         .collect();
-    let mut widths = head.map(str::len);
-    for c in &cells {
-        for (w, cell) in widths.iter_mut().zip(c) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let mut out = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                out.push_str(cell);
-            } else {
-                out.push_str(cell);
-                out.push_str(&" ".repeat(w - cell.chars().count() + 2));
+    term::ui().table(&head, &cells)
+}
+
+/// A fable entry's command as its source's manifest wrote it: without the fail-open guard and
+/// the exported plugin environment, and with the snapshot's stable path
+/// (`$FABLE_HOME/sources/KEY/current/`, quoted or not) left out.
+pub fn source_command(home: &FableHome, key: &str, command: &str) -> String {
+    let wired = fable_installer::settings::desired::wired_command(command);
+    let root = format!("{}/sources/{key}/current/", home.root().display());
+    let mut out = String::with_capacity(wired.len());
+    let mut rest = wired;
+    while let Some(i) = rest.find(&root) {
+        let (before, after) = (&rest[..i], &rest[i + root.len()..]);
+        // `"ROOT/bin/x"` and `'ROOT/bin/x'`: the quotes were only for the root's sake when
+        // what follows needs none.
+        let quote = before
+            .chars()
+            .next_back()
+            .filter(|c| *c == '"' || *c == '\'');
+        let word_end = after.find(|c: char| !(c.is_ascii_alphanumeric() || "._/-".contains(c)));
+        match (quote, word_end) {
+            (Some(q), Some(end)) if after[end..].starts_with(q) => {
+                out.push_str(&before[..before.len() - 1]);
+                out.push_str(&after[..end]);
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str(before);
+                rest = after;
             }
         }
-        out
-    };
-    let mut out = vec![line(&head.map(str::to_string))];
-    out.extend(cells.iter().map(|c| line(c)));
+    }
+    out.push_str(rest);
     out
 }
 
-fn print_table(listing: &Listing) {
+fn print_table(home: &FableHome, listing: &Listing) {
     for u in &listing.unreadable {
         term::ui().note(format_args!(
             "fable: cannot read {}: {}",
@@ -123,15 +152,17 @@ fn print_table(listing: &Listing) {
         crate::say!("no hook entries");
         return;
     }
-    for l in table(&listing.rows) {
+    for l in table(home, &listing.rows) {
         crate::say!("{l}");
     }
     let high = listing.rows.iter().filter(|r| r.high_risk()).count();
     if high > 0 {
         crate::say!(
-            "{} foreign high-risk entr{}: `fable quarantine --foreign` moves foreign entries out",
-            term::ui().paint(&high.to_string(), Tone::of("error")),
-            if high == 1 { "y" } else { "ies" }
+            "{}: `fable quarantine --foreign` moves foreign entries out",
+            term::ui().paint(
+                &render::count(high, "foreign high-risk entry", "foreign high-risk entries"),
+                Tone::of("error")
+            ),
         );
     }
 }
@@ -148,7 +179,7 @@ pub fn shorten(s: &str, max: usize) -> String {
             }
         })
         .collect();
-    if shown.chars().count() > max {
+    if max != usize::MAX && shown.chars().count() > max {
         shown = shown.chars().take(max - 1).collect();
         shown.push('…');
     }

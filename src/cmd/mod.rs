@@ -20,3 +20,4 @@ pub mod uninstall;
 pub mod update;
 pub mod validate;
 pub mod wiring_notes;
+pub mod words;

@@ -14,6 +14,7 @@ use fable_installer::FableHome;
 
 use crate::cli::Run;
 use crate::cmd::install::parse_host;
+use crate::cmd::{render, words};
 use crate::json::{self, Changed};
 
 #[derive(Subcommand, Debug)]
@@ -83,19 +84,25 @@ impl Run for ProfileCommand {
                 if json {
                     let report = ProfileList { profiles: &listing };
                     return json::print(&report, 0, Changed::Wrote(false));
-                } else {
-                    for p in &listing {
+                }
+                let rows: Vec<Vec<String>> = listing
+                    .iter()
+                    .map(|p| {
                         let origin = match p.origin {
                             Origin::Default => "default",
                             Origin::Registered => "registered",
                         };
-                        crate::say!(
-                            "{:<7} {}  {}  ({origin})",
-                            p.host.name(),
-                            p.path.display(),
-                            p.state
-                        );
-                    }
+                        vec![
+                            p.host.name().to_string(),
+                            render::tilde(&p.path),
+                            words::profile_list_state(&p.state),
+                            origin.to_string(),
+                        ]
+                    })
+                    .collect();
+                let head = ["host", "settings", "state", "origin"];
+                for line in crate::term::ui().table(&head, &rows) {
+                    crate::say!("{line}");
                 }
             }
             ProfileCommand::Add { host, dir, json } => {
@@ -123,12 +130,15 @@ impl Run for ProfileCommand {
                     return json::print(&report, 0, Changed::Wrote(added));
                 }
                 for key in &wired {
-                    crate::say!("source {key}: wired into {host} {}", dir.display());
+                    crate::say!("source {key}: wired into {host} {}", render::tilde(&dir));
                 }
                 if added {
-                    crate::say!("added {host} profile {}", dir.display());
+                    crate::say!("added {host} profile {}", render::tilde(&dir));
                 } else {
-                    crate::say!("{host} profile {} is already registered", dir.display());
+                    crate::say!(
+                        "{host} profile {} is already registered",
+                        render::tilde(&dir)
+                    );
                 }
             }
             ProfileCommand::Remove { host, dir, json } => {
@@ -156,13 +166,13 @@ impl Run for ProfileCommand {
                 }
                 for u in &removed.unwired {
                     crate::say!(
-                        "{} {}: removed fable's entries ({} change(s))",
+                        "{} {}: removed fable's entries ({})",
                         u.host,
-                        crate::cmd::render::tilde(&u.path),
-                        u.patch.len()
+                        render::tilde(&u.path),
+                        crate::cmd::render::count(u.patch.len(), "change", "changes")
                     );
                 }
-                crate::say!("removed {host} profile {}", dir.display());
+                crate::say!("removed {host} profile {}", render::tilde(&dir));
             }
         }
         Ok(0)

@@ -72,17 +72,17 @@ impl Run for QuarantineArgs {
         };
         let plan = quarantine(&home, &opts).context("cannot plan the quarantine")?;
         if self.dry_run || plan.moved.is_empty() {
-            return self.report(&plan);
+            return self.report(&home, &plan);
         }
         if !self.json {
-            for l in list::table(&plan.moved) {
+            for l in list::table(&home, &plan.moved) {
                 crate::say!("{l}");
             }
         }
         let n = plan.moved.len();
         let what = format!(
-            "moving {n} hook entr{} to {}",
-            if n == 1 { "y" } else { "ies" },
+            "moving {} to {}",
+            render::count(n, "hook entry", "hook entries"),
             render::tilde(&home.root().join("quarantine"))
         );
         match prompt::require(
@@ -100,12 +100,12 @@ impl Run for QuarantineArgs {
         opts.foreign = false;
         opts.dry_run = false;
         let done = quarantine(&home, &opts).context("cannot quarantine")?;
-        self.report(&done)
+        self.report(&home, &done)
     }
 }
 
 impl QuarantineArgs {
-    fn report(&self, report: &QuarantineReport) -> anyhow::Result<i32> {
+    fn report(&self, home: &FableHome, report: &QuarantineReport) -> anyhow::Result<i32> {
         let changed = json::Changed::of(!report.moved.is_empty(), report.dry_run);
         if self.json {
             return json::print(report, 0, changed);
@@ -113,14 +113,17 @@ impl QuarantineArgs {
         if report.moved.is_empty() {
             crate::say!("nothing to quarantine");
         } else if report.dry_run {
-            for l in list::table(&report.moved) {
+            for l in list::table(home, &report.moved) {
                 crate::say!("{l}");
             }
-            crate::say!("would quarantine {} entr(y/ies)", report.moved.len());
+            crate::say!(
+                "would quarantine {}",
+                render::count(report.moved.len(), "entry", "entries")
+            );
         } else {
             crate::say!(
-                "quarantined {} entr(y/ies) in {} (`fable quarantine --restore` puts them back)",
-                report.moved.len(),
+                "quarantined {} in {} (`fable quarantine --restore` puts them back)",
+                render::count(report.moved.len(), "entry", "entries"),
                 render::tilde(&std::path::PathBuf::from(
                     report
                         .records

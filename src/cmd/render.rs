@@ -13,13 +13,45 @@ pub fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
-/// A unified diff of a file's before and after text.
+/// A unified diff of a file's before and after text, coloured when stdout is (removed lines
+/// red, added green, hunk headers cyan), the file written `~/...`.
 pub fn diff(before: &str, after: &str, path: &Path) -> String {
-    let name = path.display().to_string();
-    similar::TextDiff::from_lines(before, after)
+    let name = tilde(path);
+    let text = similar::TextDiff::from_lines(before, after)
         .unified_diff()
         .header(&name, &name)
-        .to_string()
+        .to_string();
+    if !crate::term::ui().color_out() {
+        return text;
+    }
+    colour_diff(&text)
+}
+
+fn colour_diff(text: &str) -> String {
+    use crate::term::{paint_out, Tone};
+    text.split_inclusive('\n')
+        .map(|line| {
+            let (body, end) = match line.strip_suffix('\n') {
+                Some(b) => (b, "\n"),
+                None => (line, ""),
+            };
+            let tone = if body.starts_with("+++") || body.starts_with("---") {
+                Some(Tone::Dim)
+            } else if body.starts_with('+') {
+                Some(Tone::Good)
+            } else if body.starts_with('-') {
+                Some(Tone::Bad)
+            } else if body.starts_with("@@") {
+                Some(Tone::Fixed)
+            } else {
+                None
+            };
+            match tone {
+                Some(t) => format!("{}{end}", paint_out(body, t)),
+                None => line.to_string(),
+            }
+        })
+        .collect()
 }
 
 /// `path` with the user's home directory written `~` (for human lines; `--json` keeps paths).
@@ -31,3 +63,6 @@ pub fn tilde(path: &Path) -> String {
         None => path.display().to_string(),
     }
 }
+
+/// `1 entry`, `2 entries`: the one plural helper, [`fable_snapshot::plural::count`].
+pub use fable_snapshot::plural::count;

@@ -12,9 +12,10 @@ use fable_installer::sync::SourceSpec;
 use fable_installer::FableHome;
 
 use crate::cli::Run;
+use crate::cmd::{render, words};
 use crate::failure::EXIT_NOT_CURRENT;
 use crate::json;
-use crate::term::{self, Tone};
+use crate::term;
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
@@ -93,26 +94,68 @@ impl Run for StatusArgs {
             crate::say!("no sources installed (run `fable install`)");
         }
         for s in &sources {
-            let origin = s
-                .source
-                .as_ref()
-                .map_or("bundled evaluator".to_string(), |p| p.display().to_string());
-            let state = s.state.as_str();
-            crate::say!(
-                "{}: {} ({origin})",
-                s.key,
-                term::ui().paint(state, Tone::of(state))
-            );
-            for p in &s.profiles {
-                crate::say!("  {} {}: {}", p.host, p.path.display(), p.state);
-            }
-            for problem in &s.problems {
-                crate::say!("  - {problem}");
-            }
-            if let Some(fix) = &s.fix {
-                println!("  fix: {fix}");
-            }
+            print_source(s);
         }
         Ok(code)
+    }
+}
+
+/// One source in plain words: its state, each profile and git target, what else is wrong, and
+/// the fix (a command that works from this state, or the file to repair).
+fn print_source(s: &SourceStatus) {
+    let origin = s
+        .source
+        .as_ref()
+        .map_or("bundled evaluator".to_string(), |p| render::tilde(p));
+    let (state, tone) = words::source(s);
+    crate::say!("{}: {} ({origin})", s.key, term::ui().paint(&state, tone));
+    let mut shown: Vec<&str> = Vec::new();
+    if s.state != State::NeverMigrated {
+        for p in &s.profiles {
+            crate::say!(
+                "  {} {}: {}",
+                p.host,
+                render::tilde(&p.path),
+                words::profile(p)
+            );
+            if let Some(m) = p.message.as_deref().filter(|_| p.state == "error") {
+                crate::say!("    {}", words::tilde_text(m));
+                shown.push(m);
+            }
+        }
+    }
+    for g in &s.git {
+        let dir = render::tilde(&g.target.hooks_dir);
+        let state = if g.ok { "up to date" } else { "partly wired" };
+        crate::say!("  git hooks {dir}: {state}");
+        for problem in &g.problems {
+            crate::say!("    {}", words::tilde_text(problem));
+            shown.push(problem);
+        }
+    }
+    // The library's problems repeat the profiles' and the fix's sentences; say the rest.
+    let repeated = |problem: &str| {
+        shown.contains(&problem)
+            || s.fix.as_deref() == Some(problem)
+            || s.fix
+                .as_deref()
+                .is_some_and(|f| problem == format!("run `{f}` to wire every profile again"))
+            || s.profiles.iter().any(|p| {
+                problem.starts_with(&format!(
+                    "{} ({}) does not match the plan",
+                    p.path.display(),
+                    p.host
+                ))
+            })
+    };
+    for problem in s.problems.iter().filter(|p| !repeated(p)) {
+        crate::say!("  - {}", words::tilde_text(problem));
+    }
+    let fix = match &s.unreadable {
+        Some(u) => Some(u.advice(render::tilde)),
+        None => s.fix.clone(),
+    };
+    if let Some(fix) = fix {
+        crate::say!("  fix: {}", words::tilde_text(&fix));
     }
 }

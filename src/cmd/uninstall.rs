@@ -149,7 +149,11 @@ fn print_report(
             (false, true) => "removed fable's entries",
             (_, false) => "no entries of this source",
         };
-        crate::say!("{} {}: {verb}", p.host, p.path.display());
+        crate::say!("{} {}: {verb}", p.host, crate::cmd::render::tilde(&p.path));
+    }
+    for c in &report.changes {
+        let diff = crate::cmd::render::diff(c.before.as_deref().unwrap_or(""), &c.after, &c.path);
+        crate::say!("{}", diff.trim_end_matches('\n'));
     }
     for g in &report.git {
         let dir = g.hooks_dir.as_ref().unwrap_or(&g.shim_dir);

@@ -172,19 +172,19 @@ fn print_sources(sources: &[SourceResync], check: bool) {
         let origin = s
             .source
             .as_ref()
-            .map_or("bundled evaluator".to_string(), |p| p.display().to_string());
+            .map_or("bundled evaluator".to_string(), |p| render::tilde(p));
         let what = match s.action {
-            Action::None => "current".to_string(),
+            Action::None => "up to date".to_string(),
             Action::Resynced | Action::WouldResync => {
                 let verb = if check { "would re-sync" } else { "re-synced" };
                 match (&s.previous_tree_hash, &s.tree_hash) {
                     (Some(prev), Some(new)) => format!(
                         "{} -> {verb} ({} -> {})",
-                        s.state.as_str(),
+                        crate::cmd::words::state(s.state),
                         render::short(prev),
                         render::short(new)
                     ),
-                    _ => format!("{} -> {verb}", s.state.as_str()),
+                    _ => format!("{} -> {verb}", crate::cmd::words::state(s.state)),
                 }
             }
             Action::Missing => "checkout missing".to_string(),
@@ -201,7 +201,11 @@ fn print_sources(sources: &[SourceResync], check: bool) {
 fn print_doctor(report: &Report) {
     let count = |sev: Severity| report.findings.iter().filter(|f| f.severity == sev).count();
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warn));
-    crate::say!("doctor: {errors} error(s), {warnings} warning(s)");
+    crate::say!(
+        "doctor: {}, {}",
+        crate::cmd::render::count(errors, "error", "errors"),
+        crate::cmd::render::count(warnings, "warning", "warnings")
+    );
     for f in report
         .findings
         .iter()

@@ -93,10 +93,17 @@ fn print_human(report: &Validation) {
         );
     } else {
         crate::say!(
-            "{}: {}, {}, {notes} note(s)",
+            "{}: {}, {}, {}",
             report.target.display(),
-            ui.paint(&format!("{} error(s)", report.errors), Tone::Bad),
-            ui.paint(&format!("{} warning(s)", report.warnings), Tone::Warn),
+            ui.paint(
+                &crate::cmd::render::count(report.errors, "error", "errors"),
+                Tone::Bad
+            ),
+            ui.paint(
+                &crate::cmd::render::count(report.warnings, "warning", "warnings"),
+                Tone::Warn
+            ),
+            crate::cmd::render::count(notes, "note", "notes"),
         );
     }
 }

@@ -81,30 +81,29 @@ pub fn parse_release(text: &[u8], location: &str) -> Result<Release, SelfUpdateE
     })
 }
 
-/// Parses a dotted version number (`1.2.3`, an optional leading `v`).
-pub fn parse_version(v: &str) -> Result<Vec<u64>, String> {
+/// Parses a release version with the `semver` crate: `1.2.3`, a pre-release
+/// (`0.2.0-rc.1`), build metadata (`1.0.0+abc`), an optional leading `v`; a version of one or
+/// two numbers counts its missing components as 0 (`1.2` is `1.2.0`), as tags often omit them.
+pub fn parse_version(v: &str) -> Result<semver::Version, String> {
     let s = v.trim();
     let s = s.strip_prefix('v').unwrap_or(s);
-    if s.is_empty() {
-        return Err(format!("{v:?} is not a dotted version number"));
-    }
-    s.split('.')
-        .map(|part| {
-            part.parse::<u64>()
-                .map_err(|_| format!("{v:?} is not a dotted version number"))
-        })
-        .collect()
+    let invalid = || format!("{v:?} is not a version number (MAJOR.MINOR.PATCH[-PRE][+BUILD])");
+    // The numbers end where a pre-release or build part starts.
+    let end = s.find(['-', '+']).unwrap_or(s.len());
+    let (numbers, rest) = s.split_at(end);
+    let padded = match numbers.split('.').count() {
+        1 if !numbers.is_empty() => format!("{numbers}.0.0{rest}"),
+        2 => format!("{numbers}.0{rest}"),
+        _ => s.to_string(),
+    };
+    semver::Version::parse(&padded).map_err(|_| invalid())
 }
 
-/// Compares two dotted version numbers (missing components count as 0: `1.2` == `1.2.0`).
+/// Compares two versions by semver precedence: numbers numerically, a pre-release before its
+/// release (`0.2.0-rc.1` < `0.2.0`), build metadata ignored.
 pub fn compare_versions(a: &str, b: &str) -> Result<Ordering, String> {
     let (a, b) = (parse_version(a)?, parse_version(b)?);
-    let n = a.len().max(b.len());
-    let get = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
-    Ok((0..n)
-        .map(|i| get(&a, i).cmp(&get(&b, i)))
-        .find(|o| o.is_ne())
-        .unwrap_or(Ordering::Equal))
+    Ok(a.cmp_precedence(&b))
 }
 
 #[cfg(test)]
@@ -120,6 +119,20 @@ mod tests {
         assert_eq!(c("0.1.0", "0.2.0"), Ordering::Less);
         assert!(compare_versions("1.x", "1.0").is_err());
         assert!(compare_versions("", "1.0").is_err());
+        assert!(compare_versions("1.2.3.4", "1.0").is_err());
+    }
+
+    #[test]
+    fn pre_releases_and_build_metadata_follow_semver() {
+        let c = |a, b| compare_versions(a, b).unwrap();
+        assert!(parse_version("0.2.0-rc.1").is_ok());
+        assert_eq!(c("0.2.0-rc.1", "0.2.0"), Ordering::Less);
+        assert_eq!(c("0.2.0-rc.1", "0.1.9"), Ordering::Greater);
+        assert_eq!(c("0.2.0-rc.2", "0.2.0-rc.10"), Ordering::Less);
+        assert_eq!(c("v0.2.0-rc.1", "0.2.0-rc.1"), Ordering::Equal);
+        assert_eq!(c("1.0.0+abc", "1.0.0+def"), Ordering::Equal);
+        assert_eq!(c("1.2-beta", "1.2.0-beta"), Ordering::Equal);
+        assert!(compare_versions("0.2.0-", "0.1.0").is_err());
     }
 
     #[test]

@@ -33,9 +33,10 @@ pub struct GlobalArgs {
     /// Print only errors (and the `--json` document); no progress.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Say more: each progress step is also logged on stderr, even without a terminal.
-    #[arg(short, long, global = true)]
-    pub verbose: bool,
+    /// Say more on stderr, even without a terminal: each step with its time, each file read
+    /// and written; `-vv` also each parse.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// Answer yes to every confirmation (the consent a prompt would ask for).
     #[arg(short = 'y', long, global = true)]
     pub yes: bool,
@@ -89,9 +90,10 @@ pub struct Ui {
     color_out: bool,
     color_err: bool,
     quiet: bool,
-    verbose: bool,
+    verbose: u8,
     yes: bool,
     no_input: bool,
+    stdout_tty: bool,
     stderr_tty: bool,
     stdin_tty: bool,
     dumb: bool,
@@ -100,9 +102,37 @@ pub struct Ui {
 
 static UI: OnceLock<Ui> = OnceLock::new();
 
-/// Decides colour, verbosity, progress and prompts for this run (first call wins).
+/// Decides colour, verbosity, progress and prompts for this run (first call wins); with `-v`,
+/// the libraries' file reads and writes are logged (`fable_snapshot::trace`).
 pub fn init(args: &GlobalArgs) -> &'static Ui {
-    UI.get_or_init(|| Ui::from_env(args))
+    let _ = started();
+    let ui = UI.get_or_init(|| Ui::from_env(args));
+    if ui.verbose() {
+        fable_snapshot::trace::set_sink(log_io);
+    }
+    ui
+}
+
+/// When this run started (its first call), for `-v`'s timestamps.
+fn started() -> std::time::Instant {
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    *START.get_or_init(std::time::Instant::now)
+}
+
+/// A `-v` line on stderr: the time since the run started, then `line`.
+pub fn log(line: std::fmt::Arguments<'_>) {
+    eprintln!("fable: [{:.3}s] {line}", started().elapsed().as_secs_f64());
+}
+
+fn log_io(what: fable_snapshot::trace::Io, path: &std::path::Path) {
+    if what == fable_snapshot::trace::Io::Parse && ui().verbosity() < 2 {
+        return;
+    }
+    log(format_args!(
+        "{} {}",
+        what.as_str(),
+        crate::cmd::render::tilde(path)
+    ));
 }
 
 /// This run's [`Ui`] (the defaults when [`init`] was not called, as in unit tests).
@@ -137,6 +167,7 @@ impl Ui {
             verbose: args.verbose,
             yes: args.yes,
             no_input: args.no_input,
+            stdout_tty,
             stderr_tty,
             stdin_tty: std::io::stdin().is_terminal(),
             dumb,
@@ -154,9 +185,7 @@ impl Ui {
         if self.quiet {
             out.push("--quiet");
         }
-        if self.verbose {
-            out.push("--verbose");
-        }
+        out.extend(std::iter::repeat_n("--verbose", usize::from(self.verbose)));
         out
     }
 
@@ -165,8 +194,13 @@ impl Ui {
         self.quiet
     }
 
-    /// `-v`.
+    /// `-v` (or more).
     pub fn verbose(&self) -> bool {
+        self.verbose > 0
+    }
+
+    /// How many `-v` were given.
+    pub fn verbosity(&self) -> u8 {
         self.verbose
     }
 
@@ -186,6 +220,24 @@ impl Ui {
     /// prompt through /dev/tty with stdin redirected.)
     pub fn can_prompt(&self, json: bool) -> bool {
         self.stdin_tty && self.stderr_tty && !self.ci && !self.yes && !self.no_input && !json
+    }
+
+    /// Whether stdout is a terminal (tables are aligned for a reader there, tab-separated for
+    /// a program otherwise).
+    pub fn stdout_tty(&self) -> bool {
+        self.stdout_tty
+    }
+
+    /// Whether stdout is coloured.
+    pub fn color_out(&self) -> bool {
+        self.color_out
+    }
+
+    /// Rows of cells as lines for stdout: on a terminal, a header and columns aligned two
+    /// spaces apart (by characters shown); through a pipe, no header and one tab between cells,
+    /// for `cut -f` and `awk -F'\t'`.
+    pub fn table(&self, head: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+        table(self.stdout_tty, head, rows)
     }
 
     /// `word` coloured by `tone` for stdout.
@@ -251,6 +303,41 @@ pub fn on_interrupt() {
     let _ = installed;
 }
 
+/// `word` coloured by `tone` for stdout, with this run's decision.
+pub fn paint_out(word: &str, tone: Tone) -> String {
+    ui().paint(word, tone)
+}
+
+fn table(aligned: bool, head: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    if !aligned {
+        return rows.iter().map(|r| r.join("\t")).collect();
+    }
+    let head: Vec<String> = head.iter().map(|h| h.to_uppercase()).collect();
+    let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(cell.chars().count()),
+                None => widths.push(cell.chars().count()),
+            }
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            out.push_str(cell);
+            if i + 1 < cells.len() {
+                let pad = widths[i] - cell.chars().count() + 2;
+                out.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out
+    };
+    std::iter::once(line(&head))
+        .chain(rows.iter().map(|r| line(r)))
+        .collect()
+}
+
 fn paint(on: bool, word: &str, tone: Tone) -> String {
     if on {
         let s = tone.style();
@@ -281,6 +368,26 @@ mod tests {
         assert_eq!(paint(false, "ok", Tone::Good), "ok");
         let on = paint(true, "error", Tone::Bad);
         assert!(on.starts_with('\u{1b}') && on.contains("error"), "{on:?}");
+    }
+
+    #[test]
+    fn tables_align_on_a_terminal_and_are_tab_separated_otherwise() {
+        let rows = vec![
+            vec!["claude".to_string(), "~/.claude/settings.json".to_string()],
+            vec!["opencode".to_string(), "~/é".to_string()],
+        ];
+        assert_eq!(
+            table(true, &["host", "file"], &rows),
+            [
+                "HOST      FILE",
+                "claude    ~/.claude/settings.json",
+                "opencode  ~/é"
+            ]
+        );
+        assert_eq!(
+            table(false, &["host", "file"], &rows),
+            ["claude\t~/.claude/settings.json", "opencode\t~/é"]
+        );
     }
 
     #[test]

@@ -66,6 +66,8 @@ impl Drop for Delayed {
 pub struct Spinner {
     bar: ProgressBar,
     delayed: Option<Delayed>,
+    /// With `-v`: the step running and since when, to log its time when it ends.
+    step: Mutex<Option<(String, std::time::Instant)>>,
 }
 
 impl Spinner {
@@ -81,7 +83,30 @@ impl Spinner {
                 b.enable_steady_tick(TICK);
             })
         });
-        Spinner { bar, delayed }
+        Spinner {
+            bar,
+            delayed,
+            step: Mutex::new(None),
+        }
+    }
+
+    /// With `-v`: logs how long the step that is ending took.
+    fn end_step(&self) {
+        let mut step = self.step.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((what, since)) = step.take() {
+            self.log(&format!("{what}: {:.3}s", since.elapsed().as_secs_f64()));
+        }
+    }
+
+    /// A `-v` line: above the spinner once it is drawn; plainly before that (or without a
+    /// terminal).
+    fn log(&self, line: &str) {
+        let line = crate::cmd::words::tilde_text(line);
+        if self.bar.is_hidden() {
+            super::log(format_args!("{line}"));
+        } else {
+            self.bar.println(line);
+        }
     }
 
     /// Replaces the message.
@@ -92,6 +117,9 @@ impl Spinner {
 
 impl Drop for Spinner {
     fn drop(&mut self) {
+        if ui().verbose() {
+            self.end_step();
+        }
         drop(self.delayed.take());
         self.bar.finish_and_clear();
     }
@@ -101,19 +129,12 @@ impl fable_installer::Progress for Spinner {
     fn step(&self, what: &str) {
         self.set_message(what.to_string());
         if ui().verbose() {
-            // Above the spinner once it is drawn; plainly before that (or without a terminal).
-            if self.bar.is_hidden() {
-                log(what);
-            } else {
-                self.bar.println(what);
-            }
+            self.end_step();
+            self.log(what);
+            let mut step = self.step.lock().unwrap_or_else(|e| e.into_inner());
+            *step = Some((what.to_string(), std::time::Instant::now()));
         }
     }
-}
-
-/// A `-v` log line on stderr, above any progress line.
-fn log(line: &str) {
-    eprintln!("{line}");
 }
 
 /// One line per running doctor probe, with its elapsed time.
@@ -177,7 +198,7 @@ impl fable_doctor::ProbeObserver for ProbeLines {
             if self.draw {
                 let _ = self.multi.println(line);
             } else {
-                log(&line);
+                super::log(format_args!("{line}"));
             }
         }
         let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());

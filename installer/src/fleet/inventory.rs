@@ -113,6 +113,7 @@ impl Inventory {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(Error::io(path, e)),
         };
+        fable_snapshot::trace::io(fable_snapshot::trace::Io::Read, path);
         Self::parse(path, &text, user_home)
     }
 

@@ -29,7 +29,7 @@ use crate::fleet::lock::{lock_path, FleetLock};
 use crate::fleet::{checkout, Applied, FleetError};
 use crate::home::FableHome;
 use crate::lock::InstallLock;
-use crate::settings::plan::ProfilePlan;
+use crate::settings::plan::{ProfilePlan, TextChange};
 use crate::sync::SourceSpec;
 use fable_hosts::Host;
 
@@ -75,6 +75,10 @@ pub struct ApplyReport {
     /// or ownership records whose write a kill cut off, removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub journals_cleared: Vec<PathBuf>,
+    /// A dry run's profile files as they are and as the apply would write them (each file
+    /// once, with every source's plans of it), for a diff; `--json` has each plan's `patch`.
+    #[serde(skip)]
+    pub changes: Vec<TextChange>,
 }
 
 /// One inventory source and its install.
@@ -147,9 +151,17 @@ pub fn apply_with(
     // Plan everything first: a refusal anywhere writes nothing anywhere. Each profile file is
     // read and parsed once for all the sources (`ops::planner`).
     let total = planned.len();
-    progress.step(&format!("planning {total} source(s) against every profile"));
+    progress.step(&format!(
+        "planning {} against every profile",
+        fable_snapshot::plural::count(total, "source", "sources")
+    ));
     let mut seen = planner::Seen::default();
     let mut plans = planner::plan(home, &install_opts(true), &unpinned, &mut seen)?;
+    let changes = if opts.dry_run {
+        TextChange::of_plans(plans.iter().flat_map(|p| p.plans.iter()))
+    } else {
+        Vec::new()
+    };
     seen.trees = plans
         .iter_mut()
         .map(planner::Plan::take_tree_cache)
@@ -235,6 +247,7 @@ pub fn apply_with(
         needs_consent: needs_consent.clone(),
         adopted: adopted.clone(),
         journals_cleared: Vec::new(),
+        changes,
     };
     if opts.dry_run {
         for (p, install) in planned.into_iter().zip(previews) {

@@ -219,7 +219,10 @@ fn reinstall(
             }
             let changed_profiles = report.profiles.iter().filter(|p| p.changed).count();
             if changed_profiles > 0 {
-                entry.message = Some(format!("{changed_profiles} profile(s) re-wired"));
+                entry.message = Some(format!(
+                    "{} re-wired",
+                    fable_snapshot::plural::count(changed_profiles, "profile", "profiles")
+                ));
             }
             entry
         }

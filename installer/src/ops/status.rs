@@ -54,6 +54,41 @@ pub struct ProfileStatus {
     /// fable's entries the user edited by hand, which the next install puts back.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hand_edits: Vec<crate::settings::hand_edits::HandEdit>,
+    /// A `half_applied` profile that holds none of the source's entries (never wired, or every
+    /// entry removed), as opposed to one that holds some of them: human output says `not
+    /// wired` rather than `partly wired`. Not in `--json`, whose `state` stays the enum.
+    #[serde(skip)]
+    pub unwired: bool,
+}
+
+/// A profile file no plan could be made for: it cannot be read, or does not parse. No command
+/// fixes that; the user repairs the file, then runs `then`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub path: PathBuf,
+    /// Where the syntax breaks (`line`, `column`), for a file that does not parse.
+    pub at: Option<(usize, usize)>,
+    /// The command that wires the source once the file is repaired.
+    pub then: String,
+}
+
+impl Unreadable {
+    /// The advice, with the file written by `show` (a full path for `--json`, `~/...` for
+    /// human lines).
+    pub fn advice(&self, show: impl Fn(&Path) -> String) -> String {
+        match self.at {
+            Some((line, column)) => format!(
+                "repair the syntax at {}:{line}:{column} by hand, then run `{}`",
+                show(&self.path),
+                self.then
+            ),
+            None => format!(
+                "make {} readable (or move it away), then run `{}`",
+                show(&self.path),
+                self.then
+            ),
+        }
+    }
 }
 
 /// One source in `fable status`.
@@ -75,6 +110,10 @@ pub struct SourceStatus {
     /// The generation `fable rollback` pinned the source to (docs/design.md, "Fleet").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<String>,
+    /// The first profile file that cannot be read or parsed (then `fix` is its repair, since
+    /// no command can rewrite it). Not in `--json` apart from `fix`.
+    #[serde(skip)]
+    pub unreadable: Option<Unreadable>,
 }
 
 /// The source's live tree hash (using its stat cache), or why it cannot be computed.
@@ -147,8 +186,10 @@ pub fn source_status(
         None
     };
     let checkouts: Vec<&Path> = source.iter().map(PathBuf::as_path).collect();
+    let mut unreadable: Option<(PathBuf, Option<(usize, usize)>)> = None;
     for p in profiles {
         let mut hand_edits = Vec::new();
+        let mut unwired = false;
         let (state, message) = match (&snapshot, &manifest) {
             (None, _) => ("never_migrated".to_string(), None),
             (Some(_), None) => (
@@ -159,21 +200,36 @@ pub fn source_status(
                 Ok(plan) if !plan.changed() => ("current".to_string(), None),
                 Ok(plan) => {
                     wiring_ok = false;
+                    // Nothing of the source to take out: the profile holds none of it.
+                    unwired = plan_profile(home, p, key, None, &checkouts)
+                        .is_ok_and(|removal| !removal.changed());
                     hand_edits = plan.hand_edits;
                     let n = plan.patch.len();
+                    let changes = fable_snapshot::plural::count(n, "change", "changes");
                     problems.push(format!(
-                        "{} ({}) does not match the plan: {n} change(s) needed",
+                        "{} ({}) does not match the plan: {changes} needed",
                         p.path.display(),
                         p.host
                     ));
                     (
                         "half_applied".to_string(),
-                        Some(format!("{n} change(s) needed")),
+                        Some(format!("{changes} needed")),
                     )
                 }
                 Err(e) => {
                     wiring_ok = false;
                     problems.push(e.to_string());
+                    if unreadable.is_none() {
+                        unreadable = Some(match &e {
+                            crate::Error::Parse {
+                                path, line, column, ..
+                            } => (path.clone(), Some((*line, *column))),
+                            crate::Error::Io { path, .. } | crate::Error::Invalid { path, .. } => {
+                                (path.clone(), None)
+                            }
+                            _ => (p.path.clone(), None),
+                        });
+                    }
                     ("error".to_string(), Some(e.to_string()))
                 }
             },
@@ -185,6 +241,7 @@ pub fn source_status(
             state,
             message,
             hand_edits,
+            unwired,
         });
     }
     let git = match crate::git::status(home, key) {
@@ -204,6 +261,11 @@ pub fn source_status(
     let behind = remedies.needs_sync(home, key);
     let changed = (snapshot.is_some() && live.is_some() && live != snapshot) || behind.is_some();
     let command = remedies.command(home, key, source.as_deref(), changed);
+    let unreadable = unreadable.map(|(path, at)| Unreadable {
+        path,
+        at,
+        then: command.clone(),
+    });
     let (state, fix) = if snapshot.is_none() {
         problems.push(match &pinned {
             Some(pin) => format!(
@@ -218,6 +280,10 @@ pub fn source_status(
             None => command,
         };
         (State::NeverMigrated, Some(fix))
+    } else if let Some(u) = &unreadable {
+        let fix = u.advice(|p| p.display().to_string());
+        problems.push(fix.clone());
+        (State::HalfApplied, Some(fix))
     } else if !wiring_ok {
         problems.push(format!("run `{command}` to wire every profile again"));
         (State::HalfApplied, Some(command))
@@ -255,6 +321,7 @@ pub fn source_status(
         problems,
         fix,
         pinned,
+        unreadable,
     }
 }
 

@@ -34,6 +34,10 @@ pub struct UninstallReport {
     pub notes: Vec<String>,
     /// Git targets whose shims (and `core.hooksPath`) were undone.
     pub git: Vec<crate::git::GitReport>,
+    /// A dry run's files as they are and as they would be, for a diff (`--json` has each
+    /// profile's `patch`).
+    #[serde(skip)]
+    pub changes: Vec<crate::settings::plan::TextChange>,
 }
 
 /// Resolves a source argument to its key and live checkout (which may be gone); see
@@ -66,7 +70,15 @@ pub(crate) fn unwire(home: &FableHome, opts: &UninstallOptions) -> Result<Uninst
         restored: Vec::new(),
         notes: Vec::new(),
         git: Vec::new(),
+        changes: Vec::new(),
     };
+    if opts.dry_run {
+        report.changes = plans
+            .iter()
+            .filter(|p| p.changed())
+            .map(|p| p.text_change())
+            .collect();
+    }
     let has_snapshot = home.store().source_dir(&key).exists();
     if opts.dry_run && has_snapshot {
         collect_git(&mut report, crate::git::uninstall_all(home, &key, true)?);

@@ -24,6 +24,51 @@ use crate::settings::patch::{apply_and_verify, plan, shifted_foreign, Desired, D
 use crate::settings::profile_file::{self, ProfileFile};
 use crate::settings::record::{OwnedEntry, Recorded};
 
+/// A file's text as it is and as a plan leaves it (a dry run shows the difference).
+#[derive(Debug, Clone)]
+pub struct TextChange {
+    pub path: PathBuf,
+    /// `None`: the file does not exist.
+    pub before: Option<Arc<str>>,
+    /// Empty for a file fable owns whole that the plan removes.
+    pub after: Arc<str>,
+}
+
+impl TextChange {
+    /// Each file the plans (every source's, in planning order) change: its text as read (the first
+    /// plan's) and as written (the last plan's), for a dry run's diff.
+    pub fn of_plans<'a>(plans: impl Iterator<Item = &'a ProfilePlan>) -> Vec<TextChange> {
+        let mut out: Vec<(TextChange, bool)> = Vec::new();
+        for plan in plans {
+            let path = plan.file();
+            let i = match out.iter().position(|(c, _)| c.path == path) {
+                Some(i) => i,
+                None => {
+                    let blank = TextChange {
+                        path: path.to_path_buf(),
+                        before: None,
+                        after: std::sync::Arc::from(""),
+                    };
+                    out.push((blank, false));
+                    out.len() - 1
+                }
+            };
+            let (change, changed) = &mut out[i];
+            if plan.text_before().is_some() {
+                change.before = plan.before.clone();
+            }
+            if plan.text_after().is_some() {
+                change.after = std::sync::Arc::clone(&plan.after);
+            }
+            *changed |= plan.changed();
+        }
+        out.into_iter()
+            .filter(|(_, changed)| *changed)
+            .map(|(c, _)| c)
+            .collect()
+    }
+}
+
 /// The planned change to one profile's hook file.
 #[derive(Debug, Clone)]
 pub struct ProfilePlan {
@@ -55,6 +100,10 @@ pub struct ProfilePlan {
     /// The value of `after` as the plan's verification parsed it, until the next plan of the
     /// file starts from it ([`Self::follow`]; `None`: the text stays, or it was taken).
     next: Option<Value>,
+    /// A later plan of the same file holds the text written ([`Self::forget_after`]).
+    superseded: bool,
+    /// This plan starts where an earlier plan of the file left it ([`Self::forget_before`]).
+    follows: bool,
 }
 
 impl ProfilePlan {
@@ -82,6 +131,8 @@ impl ProfilePlan {
             record: Arc::default(),
             whole: Some((path, after)),
             next: None,
+            superseded: false,
+            follows: false,
         }
     }
 
@@ -96,6 +147,7 @@ impl ProfilePlan {
     /// the same file follows: only the last plan's are written (an apply holds every source's
     /// plans at once, and each would hold a copy of the whole file and record).
     pub fn forget_after(&mut self) {
+        self.superseded = true;
         self.after = Arc::from("");
         self.record = Arc::default();
     }
@@ -104,8 +156,21 @@ impl ProfilePlan {
     /// plan of the same file: only the first plan's (the file and record as read) are compared,
     /// backed up and planned from again.
     pub fn forget_before(&mut self) {
+        self.follows = true;
         self.before = None;
         self.own.record.stored = Arc::default();
+    }
+
+    /// The file's text as read, when this is the first plan of it (`Some(None)`: the file
+    /// does not exist); `None` for a plan that follows another.
+    pub fn text_before(&self) -> Option<Option<&str>> {
+        (!self.follows).then_some(self.before.as_deref())
+    }
+
+    /// The text written, when this is the last plan of the file; `None` when a later plan of
+    /// the same file holds it.
+    pub fn text_after(&self) -> Option<&str> {
+        (!self.superseded).then_some(&*self.after)
     }
 
     /// True for a file fable owns whole (nothing of the user's in it to back up or restore).
@@ -122,6 +187,15 @@ impl ProfilePlan {
 
     pub fn changed(&self) -> bool {
         !self.patch.is_empty()
+    }
+
+    /// The file's text before and after this plan (for a dry run's diff).
+    pub fn text_change(&self) -> TextChange {
+        TextChange {
+            path: self.file().to_path_buf(),
+            before: self.before.clone(),
+            after: Arc::clone(&self.after),
+        }
     }
 
     /// The serialisable summary (`--json`).
@@ -246,6 +320,8 @@ pub fn plan_in(
         record,
         whole: None,
         next: value,
+        superseded: false,
+        follows: false,
     })
 }
 

@@ -153,9 +153,10 @@ fn gate_into(project: &Project, input: &Input, event: Event, seen: &mut Seen) ->
             return block(
                 event,
                 format!(
-                    "{} workspace mutation(s) are pending in {} (they could not be recorded in the \
+                    "{} {} pending in {} (they could not be recorded in the \
                      state when they happened, e.g. the state lock was busy). Run any state transaction (e.g. `fable state --sync`) to fold them, then verify again.",
-                    s.outstanding(),
+                    fable_snapshot::plural::count(s.outstanding(), "workspace mutation", "workspace mutations"),
+                    if s.outstanding() == 1 { "is" } else { "are" },
                     debt::dir(&project.fable_dir).display()
                 ),
             );
@@ -200,8 +201,8 @@ fn judge(
             return block(
                 event,
                 format!(
-                    "{} open ledger card(s) in {}\n{}Finish and verify each card, defer it (`- [~]`) with a reason, or pause the round (`PAUSED: reason`).",
-                    l.open.len(),
+                    "{} in {}\n{}Finish and verify each card, defer it (`- [~]`) with a reason, or pause the round (`PAUSED: reason`).",
+                    fable_snapshot::plural::count(l.open.len(), "open ledger card", "open ledger cards"),
                     project.ledger_path().display(),
                     super::list(&l.open, "- [ ] ")
                 ),
@@ -211,9 +212,10 @@ fn judge(
             return block(
                 event,
                 format!(
-                    "{} closed card(s) in {} have no substantive evidence note:\n{}Append `-- evidence: <command and result>` or reopen the card.",
-                    l.closed_without_evidence.len(),
+                    "{} in {} {} no substantive evidence note:\n{}Append `-- evidence: <command and result>` or reopen the card.",
+                    fable_snapshot::plural::count(l.closed_without_evidence.len(), "closed card", "closed cards"),
                     project.ledger_path().display(),
+                    if l.closed_without_evidence.len() == 1 { "has" } else { "have" },
                     super::list(&l.closed_without_evidence, "- [x] ")
                 ),
             );

@@ -9,7 +9,10 @@ pub struct Expanded {
     pub referenced: Vec<String>,
 }
 
-/// Shell-quotes `s` for POSIX sh (bare when it is made only of safe characters).
+/// Shell-quotes `s` for POSIX sh (bare when it is made only of safe characters). Not
+/// `shell_words::quote`: that one leaves `{}`, `!` and non-ASCII bare, so every command fable
+/// has wired (Cursor's `printf '%s\n' '{}'` guard, a home with an accent) would be written
+/// differently and be re-wired on the first install after an upgrade.
 pub fn shell_quote(s: &str) -> String {
     let safe = !s.is_empty()
         && s.chars()

@@ -18,14 +18,7 @@ pub struct RevertOnStop;
 
 /// Single-quotes `s` for a shell command when it needs it.
 fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+@:,".contains(c))
-    {
-        s.to_owned()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    fable_snapshot::manifest::shell_quote(s)
 }
 
 /// The files recorded in the receipt: its top-level `files`, else those of its steps.
