@@ -654,3 +654,98 @@ fn allow_rules_make_an_entry_allowed_and_ids_quarantine_one_entry() {
         .iter()
         .any(|r| r["id"] == allowed));
 }
+
+/// Benign hooks of real plugins are not flagged high-risk (docs/design.md, "Integrity: what
+/// runs"): every hook of the plugin corpus (`tests/fixtures/plugins`), planted by hand as a
+/// foreign entry of Claude Code's user settings with its plugin copied beside, is listed, and
+/// none is high-risk. The rate of each risk level is printed (`--nocapture`).
+#[test]
+fn the_plugin_corpus_planted_as_foreign_hooks_is_never_high_risk() {
+    let env = TestEnv::new();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins");
+    let mut names: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    let mut hooks = serde_json::Map::new();
+    let mut planted = 0;
+    for name in names {
+        let manifest = corpus.join(&name).join("hooks/hooks.json");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let dest = env.home.join("plugins").join(&name);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        let st = std::process::Command::new("cp")
+            .arg("-R")
+            .arg(corpus.join(&name))
+            .arg(&dest)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let text = text.replace("${CLAUDE_PLUGIN_ROOT}", &dest.display().to_string());
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        for (event, groups) in v["hooks"].as_object().into_iter().flatten() {
+            for g in groups.as_array().into_iter().flatten() {
+                let commands = g["hooks"].as_array().map_or(0, Vec::len);
+                if commands == 0 {
+                    continue;
+                }
+                planted += commands;
+                hooks
+                    .entry(event.clone())
+                    .or_insert_with(|| json!([]))
+                    .as_array_mut()
+                    .unwrap()
+                    .push(g.clone());
+            }
+        }
+    }
+    assert!(planted >= 30, "only {planted} corpus hooks");
+    write(
+        &env.claude_settings(),
+        &serde_json::to_string_pretty(&json!({ "hooks": hooks })).unwrap(),
+    );
+    let out = env
+        .fable()
+        .current_dir(&env.home)
+        .args(["list", "--foreign", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] != "setting")
+        .collect();
+    assert_eq!(rows.len(), planted, "{v:#}");
+    let count = |risk: Value| rows.iter().filter(|r| r["risk"] == risk).count();
+    let (none, low, medium, high) = (
+        count(Value::Null),
+        count(json!("low")),
+        count(json!("medium")),
+        count(json!("high")),
+    );
+    eprintln!(
+        "plugin corpus, {planted} hooks: no signal {none}, low {low}, medium {medium}, high {high}"
+    );
+    let flagged: Vec<_> = rows
+        .iter()
+        .filter(|r| r["risk"] == "high")
+        .map(|r| (r["command"].clone(), r["signals"].clone()))
+        .collect();
+    assert!(
+        flagged.is_empty(),
+        "benign hooks flagged high-risk: {flagged:#?}"
+    );
+}
