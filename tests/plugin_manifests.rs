@@ -347,3 +347,80 @@ fn a_source_with_nothing_for_a_host_creates_no_file_there() {
         );
     }
 }
+
+/// Sources written in another host's format are refused naming that format (issue "Any hook
+/// source", findings 4 and 5): a Gemini CLI extension is no longer wired into Claude Code with
+/// its `BeforeAgent` and unexpanded `${extensionPath}`, and a Cursor, Copilot or Windsurf
+/// `hooks.json` is named as such. Nothing is written.
+#[test]
+fn a_source_in_another_hosts_format_is_refused_naming_it() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let cases: &[(&str, &[(&str, &str)], &str, &str)] = &[
+        (
+            "gemini-ext",
+            &[
+                (
+                    "gemini-extension.json",
+                    r#"{"name": "g", "version": "1.0.0"}"#,
+                ),
+                (
+                    "hooks/hooks.json",
+                    r#"{"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": "${extensionPath}/hooks/ctx.sh", "timeout": 15000}]}]}}"#,
+                ),
+            ],
+            "gemini-extension.json",
+            "Gemini CLI extension",
+        ),
+        (
+            "cursor-hooks",
+            &[(
+                "hooks.json",
+                r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "./guard.sh"}]}}"#,
+            )],
+            "hooks.json",
+            "Cursor hooks.json",
+        ),
+        (
+            "copilot-hooks",
+            &[(
+                "hooks/hooks.json",
+                r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./guard.sh", "timeoutSec": 10}]}}"#,
+            )],
+            "hooks/hooks.json",
+            "Copilot CLI hook file",
+        ),
+        (
+            "windsurf-hooks",
+            &[(
+                "hooks.json",
+                r#"{"version": 1, "hooks": {"pre_run_command": [{"command": "./guard.sh"}]}}"#,
+            )],
+            "hooks.json",
+            "Windsurf hooks.json",
+        ),
+    ];
+    for (name, files, file, format) in cases {
+        let src = env.root().join(name);
+        for (rel, text) in *files {
+            write(&src.join(rel), text);
+        }
+        let (code, doc) = install_json(&env, &src);
+        assert_eq!(code, Some(1), "{name}: {doc:#}");
+        let problems = doc["error"]["problems"].as_array().unwrap();
+        assert_eq!(problems.len(), 1, "{name}: {doc:#}");
+        let p = &problems[0];
+        let path = src.canonicalize().unwrap().join(file);
+        assert_eq!(p["path"].as_str(), path.to_str(), "{name}: {p}");
+        assert!(
+            p["message"].as_str().unwrap().contains(format),
+            "{name}: {p}"
+        );
+        assert!(
+            p["fix"].as_str().unwrap().contains("Claude Code's format"),
+            "{name}: {p}"
+        );
+    }
+    assert!(!env.fable_home.join("sources").exists(), "nothing written");
+    assert!(!env.claude_settings().exists(), "nothing wired");
+}

@@ -132,7 +132,15 @@ pub fn prepare_with(
                     if let Err(fable_snapshot::Error::Refused { problems: more, .. }) =
                         Loaded::load_dir(&real)
                     {
-                        problems.extend(more);
+                        // Once each (a source in another host's format is named by both).
+                        for p in more {
+                            if !problems
+                                .iter()
+                                .any(|q| q.path == p.path && q.message == p.message)
+                            {
+                                problems.push(p);
+                            }
+                        }
                     }
                     return Err(fable_snapshot::Error::Refused { path, problems }.into());
                 }

@@ -66,7 +66,12 @@ pub fn findings(home: &FableHome, dir: &Path) -> Vec<Finding> {
             return out;
         }
         Err(e) => {
-            out.extend(of_snapshot_error(&real, e));
+            // Once each: the walk names a source in another host's format too.
+            for f in of_snapshot_error(&real, e) {
+                if !out.contains(&f) {
+                    out.push(f);
+                }
+            }
             return out;
         }
     };

@@ -158,6 +158,19 @@ impl Loaded {
                 )),
             }
         }
+        // A source in another host's format is refused naming that format. Looked for only
+        // when the source does not read as a Claude Code plugin, or ships a Gemini CLI
+        // extension's manifest (whose hooks/hooks.json would otherwise read as Claude's).
+        let failed = !problems.is_empty() || parts.is_empty();
+        let gemini = "gemini-extension.json";
+        if failed || read(gemini).at(&root.join(gemini))?.is_some() {
+            if let Some(problem) = super::format::foreign(root, read)? {
+                return Err(Error::Refused {
+                    path: root.to_path_buf(),
+                    problems: vec![problem],
+                });
+            }
+        }
         if !problems.is_empty() {
             return Err(Error::Refused {
                 path: root.to_path_buf(),

@@ -5,11 +5,13 @@
 //! `${FABLE_HOST}` placeholders (`expand.rs`).
 
 mod expand;
+mod format;
 mod load;
 mod parse;
 pub mod suggest;
 mod validate;
 
+pub use format::foreign_in_dir;
 pub use load::{declares_hooks, Loaded, Part, ReadFn, PLUGIN_JSON};
 pub use validate::PathSet;
 
