@@ -43,7 +43,7 @@ const TAKES: &str = "fable reads Claude Code plugins so far: write the hooks as 
 pub fn foreign(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Problem>> {
     let mut text_of = |rel: &str| -> Result<Option<String>> {
         Ok(read(rel)
-            .at(&root.join(rel))?
+            .at(root.join(rel))?
             .and_then(|b| String::from_utf8(b).ok()))
     };
     let claude_plugin = text_of(PLUGIN_JSON)?.is_some();

@@ -163,7 +163,7 @@ impl Loaded {
         // extension's manifest (whose hooks/hooks.json would otherwise read as Claude's).
         let failed = !problems.is_empty() || parts.is_empty();
         let gemini = "gemini-extension.json";
-        if failed || read(gemini).at(&root.join(gemini))?.is_some() {
+        if failed || read(gemini).at(root.join(gemini))?.is_some() {
             if let Some(problem) = super::format::foreign(root, read)? {
                 return Err(Error::Refused {
                     path: root.to_path_buf(),
