@@ -356,7 +356,9 @@ fn a_source_with_nothing_for_a_host_creates_no_file_there() {
 fn a_source_in_another_hosts_format_is_refused_naming_it() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.home.join(".claude")).unwrap();
-    let cases: &[(&str, &[(&str, &str)], &str, &str)] = &[
+    // (directory, its files, the file the refusal names, the format it names)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: &[Case] = &[
         (
             "gemini-ext",
             &[
