@@ -3,7 +3,8 @@
 //!
 //! It is an optimisation only, and never the reason for an error: a missing, unreadable,
 //! corrupt or foreign-version file is treated as empty and rewritten; a failed write is
-//! ignored (the next doctor runs the probes again). Writes are atomic (a temp file beside it,
+//! ignored (the next doctor runs the probes again). Without `$FABLE_HOME` nothing is written:
+//! the doctor does not create fable's home to keep a cache in it. Writes are atomic (a temp file beside it,
 //! then a rename: a kill leaves the old file or the new one), the file is mode 0600 and its
 //! directory 0700 (stdout and stderr of hooks can hold secrets), and it is bounded: at most
 //! [`MAX_ENTRIES`] results, the least recently used dropped first, each keeping at most
@@ -263,7 +264,8 @@ fn read(path: &Path) -> Option<CacheFile> {
     (file.version == VERSION).then_some(file)
 }
 
-/// Creates `dir` (mode 0700) or makes an existing one 0700.
+/// Creates `dir` (mode 0700; its parent, `$FABLE_HOME`, must exist) or makes an existing one
+/// 0700.
 fn private_dir(dir: &Path) -> io::Result<()> {
     match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => Ok(()),
