@@ -24,7 +24,7 @@ fn is_derived(id: &str) -> bool {
 }
 
 /// Folds every problem that follows from a root cause into that root's consequences (their
-/// fix becomes the root's). A root that `--fix` repairs says `fable doctor --fix`. Findings
+/// fix becomes the root's). A deleted snapshot that `--fix` repairs says `fable doctor --fix`. Findings
 /// about other sources, `ok` findings and unrelated checks (timeouts, hand edits, trust) stay
 /// where they are.
 pub fn fold(findings: Vec<Finding>) -> Vec<Finding> {
@@ -53,7 +53,9 @@ pub fn fold(findings: Vec<Finding>) -> Vec<Finding> {
         }
     }
     for root in out.iter_mut().filter(|f| is_root(f)) {
-        if root.action.is_some() {
+        // A deleted snapshot is repaired by `--fix` whatever else could repair it; an
+        // inventory source without one keeps its remedy (`fable apply` for a fleet).
+        if root.action.is_some() && root.id == "source.current" {
             root.fix = Some("fable doctor --fix".into());
         }
         let (mine, rest): (Vec<Finding>, Vec<Finding>) =
