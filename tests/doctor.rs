@@ -188,12 +188,21 @@ fn healthy_install_has_no_error_and_every_wired_command_is_probed() {
             assert!(f.get(field).is_some(), "{field} missing in {f}");
         }
     }
-    // Human output: one line per finding, grouped.
+    assert_eq!(report["summary"]["sources"], 1, "{report:#}");
+    assert_eq!(report["summary"]["errors"], 0, "{report:#}");
+    assert_eq!(report["summary"]["probes"]["entries"], 2, "{report:#}");
+    // Human output: the summary, and no `ok` line unless asked for with --all.
     let out = env.run(["doctor", "--no-probe"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("1 source, 1 host: 0 errors, 0 warnings"),
+        "{text}"
+    );
+    assert!(!text.contains("[ok]"), "{text}");
+    let out = env.run(["doctor", "--no-probe", "--all"]);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("sources:") && text.contains("[ok]"), "{text}");
-    assert!(text.contains("0 error(s)"), "{text}");
 }
 
 #[test]
@@ -439,24 +448,46 @@ fn deleted_generation_is_resynced() {
     let gen = current_gen(&env, &key);
     make_tree_writable(&gen);
     std::fs::remove_dir_all(&gen).unwrap();
-    let (_, report) = doctor(&env, &["--no-probe"]);
-    assert!(
-        open(&report, "source.current", "error")[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("deleted generation"),
-        "{report:#}"
-    );
-    // The wired commands point at files that are gone.
-    assert!(!open(&report, "profile.missing_file", "error").is_empty());
+    let (_, report) = doctor(&env, &[]);
+    // One error: the deleted snapshot. What follows from it is listed under it, with its fix.
+    let errors = open_errors(&report);
+    assert_eq!(errors.len(), 1, "{report:#}");
+    let root = &errors[0];
+    assert_eq!(root["id"], "source.current");
+    assert!(root["message"]
+        .as_str()
+        .unwrap()
+        .contains("deleted generation"));
+    assert_eq!(root["fix"], "fable doctor --fix");
+    let consequences = root["consequences"].as_array().unwrap();
+    let count = |id: &str| consequences.iter().filter(|c| c["id"] == id).count();
+    // never_migrated, and each wired command (PreToolUse, Stop) refers to a file that is gone.
+    assert_eq!(count("source.state"), 1, "{root:#}");
+    assert_eq!(count("profile.missing_file"), 2, "{root:#}");
     // Their fail-open guards would exit 0 without running anything: not reported as alive.
-    let (_, probed) = doctor(&env, &[]);
-    assert_eq!(
-        open(&probed, "probe.skipped", "warn").len(),
-        2,
-        "{probed:#}"
+    assert_eq!(count("probe.skipped"), 2, "{root:#}");
+    assert!(
+        consequences
+            .iter()
+            .all(|c| c["fix"] == "fable doctor --fix" && c["fixed"] == false),
+        "{root:#}"
     );
-    assert!(open(&probed, "probe.ok", "ok").is_empty(), "{probed:#}");
+    assert!(open(&report, "probe.ok", "ok").is_empty(), "{report:#}");
+    // Nothing of it is repeated at the top level.
+    for id in ["source.state", "profile.missing_file", "probe.skipped"] {
+        assert!(
+            findings(&report).iter().all(|f| f["id"] != id),
+            "{report:#}"
+        );
+    }
+    // The human output: one error, its fix, its consequences under it.
+    let text = String::from_utf8_lossy(&env.run(["doctor"]).stdout).to_string();
+    assert!(text.starts_with("1 source, 1 host: 1 error"), "{text}");
+    let error_lines = text.lines().filter(|l| l.starts_with("[error]")).count();
+    assert_eq!(error_lines, 1, "{text}");
+    assert!(text.contains("    fix: fable doctor --fix\n"), "{text}");
+    assert!(text.contains("2 x profile.missing_file"), "{text}");
+    // `doctor --fix` repairs it all.
     fix_converges(&env, &src, "source.current");
     assert!(gen.join("hooks/x.sh").is_file());
 }
@@ -591,9 +622,17 @@ fn timeouts_missing_or_in_the_wrong_unit_are_warnings() {
             .find(|f| f["subject"].as_str().unwrap().contains(needle))
             .map(|f| f["message"].as_str().unwrap().to_string())
     };
+    // A missing timeout is one warning per settings file (or source), naming the entries.
+    let missing: Vec<&Value> = warns
+        .iter()
+        .filter(|f| f["message"].as_str().unwrap().contains("without a timeout"))
+        .collect();
+    assert_eq!(missing.len(), 1, "{warns:#?}");
+    let message = missing[0]["message"].as_str().unwrap();
     assert!(
-        about("no-timeout").unwrap().contains("no timeout"),
-        "{warns:#?}"
+        message.starts_with("1 entry without a timeout: claude waits up to 600 s")
+            && message.contains("true no-timeout"),
+        "{message}"
     );
     assert!(about("millis").unwrap().contains("looks like milliseconds"));
     assert!(about("gemini-seconds")
@@ -1064,11 +1103,18 @@ fn doctor_without_fix_writes_nothing_and_fix_on_a_healthy_install_writes_nothing
     let env = TestEnv::new();
     let src = make_source(&env, "plugin");
     install(&env, &src);
-    let before = crate::util::tree_listing(&env.root());
+    // The probe cache is the doctor's one write (docs/design.md, "the probe cache").
+    let listing = |env: &TestEnv| -> Vec<String> {
+        crate::util::tree_listing(&env.root())
+            .into_iter()
+            .filter(|l| !l.contains(".fable/cache"))
+            .collect()
+    };
+    let before = listing(&env);
     let (code, report) = doctor(&env, &["--fix"]);
     assert_eq!(code, 0, "{report:#}");
     assert!(!findings(&report).iter().any(|f| f["fixed"] == true));
-    assert_eq!(crate::util::tree_listing(&env.root()), before);
+    assert_eq!(listing(&env), before);
 
     // A broken install: the plain doctor (probes included) still changes nothing.
     let mut v = settings(&env);
@@ -1082,10 +1128,10 @@ fn doctor_without_fix_writes_nothing_and_fix_on_a_healthy_install_writes_nothing
     let gen = current_gen(&env, &key);
     make_tree_writable(&gen);
     std::fs::remove_dir_all(&gen).unwrap();
-    let before = crate::util::tree_listing(&env.root());
+    let before = listing(&env);
     let (code, _) = doctor(&env, &[]);
     assert_eq!(code, 1);
-    assert_eq!(crate::util::tree_listing(&env.root()), before);
+    assert_eq!(listing(&env), before);
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod util;
 mod codex_trust;
 mod control_files;
 mod doctor;
+mod doctor_cache;
 mod evaluator;
 mod fleet;
 mod git_hooks;

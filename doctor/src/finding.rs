@@ -49,6 +49,15 @@ pub struct Finding {
     /// What `--fix` would do about it (`None`: not fixable automatically).
     #[serde(skip)]
     pub action: Option<Action>,
+    /// The installed source (its key) the finding is about, when it is about one; what
+    /// [`crate::fold`] groups a root cause's consequences by.
+    #[serde(skip)]
+    pub source: Option<String>,
+    /// Findings that follow from this one and disappear with its fix (a deleted snapshot's
+    /// missing files, its entries that cannot be probed), listed under it instead of beside it
+    /// (`consequences` in `--json`, omitted when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub consequences: Vec<Finding>,
 }
 
 impl Finding {
@@ -67,6 +76,8 @@ impl Finding {
             fix: None,
             fixed: false,
             action: None,
+            source: None,
+            consequences: Vec::new(),
         }
     }
 
@@ -91,6 +102,12 @@ impl Finding {
             self.fix = Some("fable doctor --fix".into());
         }
         self.action = Some(action);
+        self
+    }
+
+    /// Marks the finding as being about installed source `key`.
+    pub fn with_source(mut self, key: impl Into<String>) -> Finding {
+        self.source = Some(key.into());
         self
     }
 
@@ -157,15 +174,64 @@ pub enum Action {
 pub struct Report {
     /// True when no error remains.
     pub ok: bool,
-    /// Every finding, grouped (home, sources, profiles, git, journals, gc, probes).
+    /// What was checked and the counts by severity, for the one-line summary.
+    pub summary: Summary,
+    /// Every finding, grouped (home, sources, profiles, git, journals, gc, probes); a root
+    /// cause carries the findings that follow from it in its `consequences`.
     pub findings: Vec<Finding>,
 }
 
+/// The one-line summary of a run (`summary` in `--json`): `32 sources, 4 hosts: 3 errors,
+/// 5 warnings`. Counts are of top-level findings; a root cause's consequences count as part of
+/// it, not again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Installed hook sources checked.
+    pub sources: usize,
+    /// Distinct hosts with a hook file that parses.
+    pub hosts: usize,
+    /// Errors not fixed in this run.
+    pub errors: usize,
+    /// Warnings not fixed in this run.
+    pub warnings: usize,
+    /// Checks that passed.
+    pub ok: usize,
+    /// Problems `--fix` repaired in this run.
+    pub fixed: usize,
+    /// The liveness probes: entries probed, commands run, results reused from the cache.
+    pub probes: ProbeCounts,
+}
+
+/// How the liveness probes of a run were answered (`summary.probes` in `--json`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ProbeCounts {
+    /// Wired entries that got a probe verdict.
+    pub entries: usize,
+    /// Distinct (command, payload) probes run in this doctor.
+    pub run: usize,
+    /// Distinct probes answered from the probe cache instead (`--no-cache` makes this 0).
+    pub cached: usize,
+}
+
 impl Report {
-    /// Builds a report; `ok` is computed from the findings.
+    /// Builds a report; `ok` and the severity counts are computed from the findings.
     pub fn new(findings: Vec<Finding>) -> Report {
+        let count = |s: Severity| {
+            findings
+                .iter()
+                .filter(|f| f.severity == s && !f.fixed)
+                .count()
+        };
+        let summary = Summary {
+            errors: count(Severity::Error),
+            warnings: count(Severity::Warn),
+            ok: count(Severity::Ok),
+            fixed: findings.iter().filter(|f| f.fixed).count(),
+            ..Summary::default()
+        };
         Report {
             ok: !findings.iter().any(Finding::is_open_error),
+            summary,
             findings,
         }
     }

@@ -3,11 +3,14 @@
 //!
 //! A run is: check everything (read-only) → with `--fix`, carry out the findings' actions and
 //! check again, marking what disappeared as `fixed` → probe every wired command (unless
-//! `--no-probe`). [`run`] never fails: anything that goes wrong is itself a finding.
+//! `--no-probe`; one run per distinct probe, answered from the probe cache when unchanged) →
+//! fold derived findings under their root cause ([`fold`]). [`run`] never fails: anything that
+//! goes wrong is itself a finding.
 
 pub mod checks;
 pub mod finding;
 pub mod fix;
+pub mod fold;
 pub mod liveness;
 pub mod probe;
 pub mod reaper;
@@ -19,7 +22,7 @@ use std::time::Duration;
 use fable_installer::profiles::{self, Profile};
 use fable_installer::FableHome;
 
-pub use finding::{Action, Finding, Report, Severity};
+pub use finding::{Action, Finding, ProbeCounts, Report, Severity, Summary};
 pub use probe::{
     run_probes, run_probes_observed, JsonVerdict, ProbeError, ProbeObserver, ProbeOptions,
     ProbeResult, ProbeSpec, Unobserved,
@@ -37,6 +40,8 @@ pub struct DoctorOptions {
     pub probe_timeout: Duration,
     /// Bound on waiting for another fable process's install lock.
     pub lock_wait: Duration,
+    /// Answer probes whose inputs did not change from the probe cache (`--no-cache`: off).
+    pub cache: bool,
 }
 
 impl Default for DoctorOptions {
@@ -46,6 +51,7 @@ impl Default for DoctorOptions {
             probe: true,
             probe_timeout: probe::DEFAULT_TIMEOUT,
             lock_wait: fable_installer::lock::wait(),
+            cache: true,
         }
     }
 }
@@ -55,8 +61,16 @@ const GROUPS: &[&str] = &[
     "home", "project", "source", "profile", "git", "journal", "gc", "fix", "probe",
 ];
 
+/// What one check pass found, and what the probes and the summary need of it.
+struct Pass {
+    findings: Vec<Finding>,
+    profiles: Vec<Profile>,
+    parseable: Vec<std::path::PathBuf>,
+    sources: usize,
+}
+
 /// One read-only pass of every check except the probes.
-fn check_pass(home: &FableHome) -> (Vec<Finding>, Vec<Profile>, Vec<std::path::PathBuf>) {
+fn check_pass(home: &FableHome) -> Pass {
     let mut findings = checks::check_home(home);
     if let Ok(cwd) = std::env::current_dir() {
         findings.extend(checks::check_project_state(&cwd, home));
@@ -101,7 +115,41 @@ fn check_pass(home: &FableHome) -> (Vec<Finding>, Vec<Profile>, Vec<std::path::P
     findings.extend(checks::check_foreign(home));
     findings.extend(checks::check_journals(home));
     findings.extend(checks::check_temps(home, &profiles));
-    (findings, profiles, parseable)
+    Pass {
+        findings,
+        profiles,
+        parseable,
+        sources: infos.len(),
+    }
+}
+
+/// Sources whose snapshot failed a check this run: their probes are never answered from the
+/// cache.
+fn untrusted_sources(findings: &[Finding]) -> Vec<String> {
+    let mut out: Vec<String> = findings
+        .iter()
+        .filter(|f| {
+            f.severity != Severity::Ok
+                && !f.fixed
+                && matches!(f.id.as_str(), "source.current" | "source.generation")
+        })
+        .filter_map(|f| f.source.clone())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Distinct hosts with a hook file that parses.
+fn hosts_checked(profiles: &[Profile], parseable: &[std::path::PathBuf]) -> usize {
+    let mut hosts: Vec<fable_hosts::Host> = profiles
+        .iter()
+        .filter(|p| parseable.contains(&p.path) && p.path.exists())
+        .map(|p| p.host)
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts.len()
 }
 
 /// Runs the doctor.
@@ -115,34 +163,52 @@ pub fn run_observed(
     opts: &DoctorOptions,
     observer: &dyn ProbeObserver,
 ) -> Report {
-    let (mut findings, mut profiles, parseable) = check_pass(home);
-    if opts.fix && findings.iter().any(|f| f.action.is_some()) {
-        let failures = fix::apply(home, &findings, &profiles, &parseable, opts.lock_wait);
-        let (after, after_profiles, _) = check_pass(home);
-        findings = merge_fixed(findings, after);
-        findings.extend(failures);
-        profiles = after_profiles;
-    }
-    if opts.probe {
-        findings.extend(liveness::probe_profiles_observed(
+    let mut pass = check_pass(home);
+    if opts.fix && pass.findings.iter().any(|f| f.action.is_some()) {
+        let failures = fix::apply(
             home,
-            &profiles,
-            opts.probe_timeout,
-            observer,
-        ));
+            &pass.findings,
+            &pass.profiles,
+            &pass.parseable,
+            opts.lock_wait,
+        );
+        let after = check_pass(home);
+        let before = std::mem::take(&mut pass.findings);
+        pass = Pass {
+            findings: merge_fixed(before, after.findings),
+            ..after
+        };
+        pass.findings.extend(failures);
+    }
+    let mut findings = pass.findings;
+    let mut probes = ProbeCounts::default();
+    if opts.probe {
+        let liveness = liveness::LivenessOptions {
+            timeout: opts.probe_timeout,
+            cache: opts.cache,
+            untrusted: untrusted_sources(&findings),
+        };
+        let (probed, counts) = liveness::probe_with(home, &pass.profiles, &liveness, observer);
+        findings.extend(probed);
+        probes = counts;
     }
     for f in &mut findings {
         if f.severity == Severity::Ok {
             f.fix = None;
         }
     }
+    let mut findings = fold::fold(findings);
     findings.sort_by_key(|f| {
         GROUPS
             .iter()
             .position(|g| *g == f.group())
             .unwrap_or(GROUPS.len())
     });
-    Report::new(findings)
+    let mut report = Report::new(findings);
+    report.summary.sources = pass.sources;
+    report.summary.hosts = hosts_checked(&pass.profiles, &pass.parseable);
+    report.summary.probes = probes;
+    report
 }
 
 /// The findings after a fix: what the second pass found, plus every problem of the first pass

@@ -203,6 +203,70 @@ pub fn referenced_paths(command: &str, home: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The programs `command` runs by bare name (looked up on PATH when it runs): the first word
+/// of each simple command (after `;`, `&&`, `||`, `|`, `&`, `(`, `)`, `{`, `}` and the
+/// reserved words that start one), skipping leading `NAME=value` assignments; words with a `/`
+/// (paths, which [`referenced_paths`] lists; `/usr/bin/env` is looked through) and dynamic
+/// words are left out. Shell builtins are
+/// included; a caller looking them up on PATH simply finds none or a stable binary.
+pub fn program_names(command: &str, home: &Path) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut at_start = true;
+    let mut after_redirect = false;
+    for token in tokenize(command, home) {
+        match token {
+            Token::Op(op) => {
+                after_redirect = op.contains('<') || op.contains('>');
+                if !after_redirect {
+                    at_start = true;
+                }
+            }
+            Token::Word { text, dynamic } => {
+                if after_redirect {
+                    after_redirect = false;
+                    continue;
+                }
+                if !at_start {
+                    continue;
+                }
+                let reserved = matches!(
+                    text.as_str(),
+                    "{" | "}"
+                        | "!"
+                        | "if"
+                        | "then"
+                        | "else"
+                        | "elif"
+                        | "fi"
+                        | "do"
+                        | "done"
+                        | "while"
+                        | "until"
+                        | "exec"
+                        | "command"
+                        | "env"
+                        | "nohup"
+                        | "time"
+                ) || text.ends_with("/env");
+                let assignment = text
+                    .split_once('=')
+                    .is_some_and(|(name, _)| !name.is_empty() && !name.contains('/'));
+                if reserved || assignment {
+                    continue;
+                }
+                at_start = false;
+                if dynamic || text.is_empty() || text.contains('/') {
+                    continue;
+                }
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The absolute paths `command` refers to that do not exist (a dangling symlink counts as
 /// missing).
 pub fn missing_paths(command: &str, home: &Path) -> Vec<PathBuf> {
@@ -221,6 +285,24 @@ mod tests {
             .into_iter()
             .map(|p| p.display().to_string())
             .collect()
+    }
+
+    #[test]
+    fn program_names_are_the_first_word_of_each_simple_command() {
+        let names = |c: &str| program_names(c, Path::new("/home/u"));
+        assert_eq!(
+            names(
+                "[ -e /a/x.py ] || { printf '%s' '{}'; exit 0; }; export A=/b; python3 /a/x.py pre"
+            ),
+            ["[", "printf", "exit", "export", "python3"]
+        );
+        assert_eq!(
+            names("FOO=1 BAR=2 node x.js | jq . >/dev/null"),
+            ["node", "jq"]
+        );
+        assert_eq!(names("/usr/bin/env bash -c 'true'"), ["bash"]);
+        assert_eq!(names("/opt/hook.sh | tee"), ["tee"]);
+        assert_eq!(names("env bash x.sh"), ["bash"]);
     }
 
     #[test]

@@ -121,6 +121,28 @@ impl Host {
         self.spec().timeout_unit()
     }
 
+    /// How long the host lets a command hook run when its entry has no `timeout`, where that
+    /// is documented; `None` when it is not (Cursor, Copilot, Droid, OpenCode, Qwen) or the
+    /// host has no timeout at all (Windsurf). Sources: Claude Code's hooks reference (command
+    /// hooks: 600 s), Codex's hooks documentation ("If timeout is omitted, Codex uses 600
+    /// seconds", openai/codex#35382), Gemini CLI's `hookRunner.ts` (`DEFAULT_HOOK_TIMEOUT`,
+    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms) and `kimi.rs` (30 s). The doctor
+    /// warns about an entry without a timeout only where this default stalls a session.
+    pub fn default_timeout(self) -> Option<std::time::Duration> {
+        let secs = match self {
+            Host::Claude | Host::Codex => 600,
+            Host::Gemini | Host::Augment => 60,
+            Host::Kimi => 30,
+            Host::Cursor
+            | Host::Qwen
+            | Host::Copilot
+            | Host::OpenCode
+            | Host::Droid
+            | Host::Windsurf => return None,
+        };
+        Some(std::time::Duration::from_secs(secs))
+    }
+
     /// The host's name for a Claude Code event as a manifest names it, or `None` when fable
     /// does not wire it there. An event fable has no [`Event`] for (Claude Code has about
     /// thirty) keeps its name on hosts that take Claude's events as they are (Claude itself)

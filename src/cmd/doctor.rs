@@ -1,4 +1,4 @@
-//! `fable doctor [--fix] [--json] [--probe-timeout SECS] [--no-probe]`.
+//! `fable doctor [--fix] [--json] [--all] [--probe-timeout SECS] [--no-probe] [--no-cache]`.
 
 use std::time::Duration;
 
@@ -15,9 +15,13 @@ use crate::term::{self, progress::ProbeLines, Tone};
     after_help = "Checks FABLE_HOME, every installed hook source (checkout, snapshot integrity, \
 state), every profile (parses, matches the plan, no duplicates, no entry pointing at a missing \
 file, timeouts, hooks switched off), git targets and interrupted installs, then runs every wired \
-command once with a synthetic payload under a deadline.\n\nExit status: 0 when no error remains, \
-1 otherwise.\n\nExamples:\n  fable doctor                 report\n  fable doctor --fix           \
-repair what can be repaired, then report\n  fable doctor --no-probe      skip running the hooks"
+command once with a synthetic payload under a deadline (one run per distinct command and payload; \
+an unchanged one is answered from the probe cache in FABLE_HOME). Problems come first, each with \
+what follows from it listed under it.\n\nExit status: 0 when no error remains, 1 otherwise.\n\n\
+Examples:\n  fable doctor                 report the problems\n  fable doctor --all           \
+also list every check that passed\n  fable doctor --fix           repair what can be repaired, then \
+report\n  fable doctor --no-probe      skip running the hooks\n  fable doctor --no-cache     \
+ run every probe again"
 )]
 pub struct DoctorArgs {
     /// Repair what can be repaired: re-sync and re-patch sources, finish interrupted installs,
@@ -35,6 +39,13 @@ pub struct DoctorArgs {
     /// Do not run the wired commands.
     #[arg(long)]
     pub no_probe: bool,
+    /// Run every probe again instead of reusing results whose inputs did not change (the
+    /// command, its payload, the source's snapshot, the scripts it names, its interpreter).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Also list every check that passed (by default only problems and the summary).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Parses a positive number of seconds.
@@ -69,6 +80,7 @@ impl Run for DoctorArgs {
             probe: !self.no_probe,
             probe_timeout: self.probe_timeout,
             lock_wait: fable_installer::lock::wait(),
+            cache: !self.no_cache,
         };
         // Probes' jobs that escaped their process group (setsid) come back here to be killed.
         let reaping = opts.probe && fable_doctor::reaper::become_subreaper();
@@ -89,7 +101,7 @@ impl Run for DoctorArgs {
                 crate::json::Changed::Wrote(fixed),
             );
         }
-        print_human(&report, self.fix);
+        print_human(&report, self.fix, self.all);
         Ok(report.exit_code())
     }
 }
@@ -105,39 +117,42 @@ fn label(f: &Finding) -> &'static str {
     }
 }
 
-/// The one-line summary: counts by severity (and repairs with `--fix`), coloured.
+/// `n thing` or `n things`.
+fn count(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The one-line summary: what was checked, then counts by severity (and repairs with
+/// `--fix`), coloured: `32 sources, 4 hosts: 3 errors, 5 warnings`.
 fn summary(report: &Report, fixing: bool) -> String {
     let ui = term::ui();
-    let count = |s: Severity| {
-        report
-            .findings
-            .iter()
-            .filter(|f| f.severity == s && !f.fixed)
-            .count()
-    };
-    let fixed = report.findings.iter().filter(|f| f.fixed).count();
-    let (errors, warnings, ok) = (
-        count(Severity::Error),
-        count(Severity::Warn),
-        count(Severity::Ok),
-    );
+    let s = &report.summary;
     let tone = |n: usize, t: Tone| if n > 0 { t } else { Tone::Dim };
     let mut line = format!(
-        "{}, {}, {}",
-        ui.paint(&format!("{errors} error(s)"), tone(errors, Tone::Bad)),
-        ui.paint(
-            &format!("{warnings} warning(s)"),
-            tone(warnings, Tone::Warn)
-        ),
-        ui.paint(&format!("{ok} ok"), tone(ok, Tone::Good)),
+        "{}, {}: {}, {}",
+        count(s.sources, "source"),
+        count(s.hosts, "host"),
+        ui.paint(&count(s.errors, "error"), tone(s.errors, Tone::Bad)),
+        ui.paint(&count(s.warnings, "warning"), tone(s.warnings, Tone::Warn)),
     );
     if fixing {
         line.push_str(&format!(
             ", {}",
-            ui.paint(&format!("{fixed} fixed"), tone(fixed, Tone::Fixed))
+            ui.paint(&format!("{} fixed", s.fixed), tone(s.fixed, Tone::Fixed))
         ));
     }
-    if errors > 0
+    let mut tail = vec![format!("{} ok", s.ok)];
+    if s.probes.entries > 0 {
+        let n = s.probes.entries;
+        tail.push(format!(
+            "{n} {} probed: {} run, {} cached",
+            if n == 1 { "entry" } else { "entries" },
+            s.probes.run,
+            s.probes.cached
+        ));
+    }
+    line.push_str(&ui.paint(&format!(" ({})", tail.join("; ")), Tone::Dim));
+    if s.errors > 0
         && !fixing
         && report
             .findings
@@ -149,8 +164,55 @@ fn summary(report: &Report, fixing: bool) -> String {
     line
 }
 
-/// The compact summary first, then every finding by group.
-fn print_human(report: &Report, fixing: bool) {
+/// One finding's line, indented by `indent`.
+fn line(f: &Finding, indent: &str) -> String {
+    let ui = term::ui();
+    let word = label(f);
+    format!(
+        "{indent}[{}] {}: {}",
+        ui.paint(word, Tone::of(word)),
+        f.subject,
+        f.message
+    )
+}
+
+/// A problem, its fix, and what follows from it (indented under it, without their own fix:
+/// the root's repairs them). Consequences of one check are one line with their count and an
+/// example, unless `all` lists each.
+fn print_problem(f: &Finding, all: bool) {
+    crate::say!("{}", line(f, ""));
+    if let (Some(fix), false) = (&f.fix, f.fixed) {
+        crate::say!("    fix: {fix}");
+    }
+    if f.consequences.is_empty() {
+        return;
+    }
+    crate::say!("    because of this (repaired with it):");
+    let mut ids: Vec<&str> = f.consequences.iter().map(|c| c.id.as_str()).collect();
+    ids.dedup();
+    let ui = term::ui();
+    for id in ids {
+        let same: Vec<&Finding> = f.consequences.iter().filter(|c| c.id == id).collect();
+        if all || same.len() == 1 {
+            for c in same {
+                crate::say!("{}", line(c, "      "));
+            }
+            continue;
+        }
+        let word = label(same[0]);
+        crate::say!(
+            "      [{}] {} x {id}, e.g. {}: {}",
+            ui.paint(word, Tone::of(word)),
+            same.len(),
+            same[0].subject,
+            same[0].message
+        );
+    }
+}
+
+/// The summary first, then the problems (errors, then warnings, then what `--fix` repaired),
+/// then with `--all` every passed check by group.
+fn print_human(report: &Report, fixing: bool, all: bool) {
     let ui = term::ui();
     if ui.quiet() {
         // `-q`: the open errors only, one line each.
@@ -170,8 +232,27 @@ fn print_human(report: &Report, fixing: bool) {
         return;
     }
     crate::say!("{}", summary(report, fixing));
+    let open = |s: Severity| {
+        report
+            .findings
+            .iter()
+            .filter(move |f| f.severity == s && !f.fixed)
+    };
+    for f in open(Severity::Error).chain(open(Severity::Warn)) {
+        print_problem(f, all);
+    }
+    for f in report.findings.iter().filter(|f| f.fixed) {
+        print_problem(f, all);
+    }
+    if !all {
+        return;
+    }
     let mut current: Option<&str> = None;
-    for f in &report.findings {
+    for f in report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Ok && !f.fixed)
+    {
         let group = f.group();
         if current != Some(group) {
             let title = GROUP_TITLES
@@ -181,16 +262,6 @@ fn print_human(report: &Report, fixing: bool) {
             crate::say!("{title}:");
             current = Some(group);
         }
-        let word = label(f);
-        let mut line = format!(
-            "  [{}] {}: {}",
-            ui.paint(word, Tone::of(word)),
-            f.subject,
-            f.message
-        );
-        if let (Some(fix), false) = (&f.fix, f.fixed || f.severity == Severity::Ok) {
-            line.push_str(&format!(" — fix: {fix}"));
-        }
-        crate::say!("{line}");
+        crate::say!("{}", line(f, "  "));
     }
 }

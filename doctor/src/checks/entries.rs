@@ -14,7 +14,7 @@ use fable_snapshot::manifest::declares_hooks;
 
 use super::profiles::{profile_subject, ParsedProfile};
 use super::sources::SourceInfo;
-use super::timeouts::check_timeout;
+use super::timeouts::{check_timeout, MissingTimeouts, TimeoutCheck};
 use crate::finding::{Action, Finding, Severity};
 use crate::shell::{missing_paths, referenced_paths};
 
@@ -71,12 +71,14 @@ pub fn entry_subject(profile: &Profile, event: &str, command: &str) -> String {
 
 /// Every entry of one parsed profile, in file order. Checkouts that some entry runs directly
 /// and that no installed source records are added to `legacy_roots` (with the first profile
-/// that runs them), for one `never_migrated` finding each after all profiles.
+/// that runs them), for one `never_migrated` finding each after all profiles; entries without
+/// a timeout are noted in `missing_timeouts`, for one warning per source.
 pub(super) fn check_entries(
     home: &FableHome,
     parsed: &ParsedProfile,
     sources: &[SourceInfo],
     legacy_roots: &mut BTreeMap<PathBuf, String>,
+    missing_timeouts: &mut MissingTimeouts,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let profile = &parsed.profile;
@@ -100,9 +102,14 @@ pub(super) fn check_entries(
         }
         let spec = source.and_then(|s| s.spec.as_ref().map(|spec| (spec, s.fix.as_str())));
         let ours = owner.is_some();
-        out.extend(check_missing_files(
-            home, profile, command, &subject, spec, ours,
-        ));
+        out.extend(
+            check_missing_files(home, profile, command, &subject, spec, ours).map(
+                |f| match &owner {
+                    Some(key) => f.with_source(key),
+                    None => f,
+                },
+            ),
+        );
         let spec = spec.map(|(spec, _)| spec);
         if !ours {
             note_checkout_roots(home, profile, command, sources, legacy_roots);
@@ -122,7 +129,16 @@ pub(super) fn check_entries(
             out.push(duplicate(profile, &subject, spec, fixable, fable_involved));
         }
         seen.push(this);
-        out.extend(check_timeout(profile.host, &entry.value, &subject));
+        match check_timeout(profile.host, &entry.value, &subject) {
+            TimeoutCheck::Fine => {}
+            TimeoutCheck::Missing => missing_timeouts.note(
+                owner.as_deref(),
+                &profile_subject(profile),
+                profile.host,
+                &subject,
+            ),
+            TimeoutCheck::Wrong(f) => out.push(*f),
+        }
     }
     out
 }

@@ -34,7 +34,7 @@ use fable_snapshot::SourceRecord;
 
 use crate::finding::{Finding, Severity};
 
-pub use entries::{entry_subject, owned_key};
+pub use entries::{entry_owners, entry_subject, owned_key};
 pub use foreign::check_foreign;
 pub use home::check_home;
 pub use journals::check_journals;
@@ -81,14 +81,18 @@ pub fn check_sources(
                 let spec = resync_spec(&key, &record);
                 let fix = remedies.command(home, &key, record.source.as_deref(), false);
                 let status = source_status(home, &key, record.source.clone(), &readable, &remedies);
-                out.extend(check_one_source(
-                    home,
-                    &key,
-                    &record,
-                    (spec.as_ref(), &fix),
-                    &readable,
-                    &status,
-                ));
+                out.extend(
+                    check_one_source(
+                        home,
+                        &key,
+                        &record,
+                        (spec.as_ref(), &fix),
+                        &readable,
+                        &status,
+                    )
+                    .into_iter()
+                    .map(|f| f.with_source(&key)),
+                );
                 statuses.push((status, spec.clone()));
                 infos.push(SourceInfo {
                     key,
@@ -98,7 +102,7 @@ pub fn check_sources(
                 });
             }
             Err(finding) => {
-                out.push(*finding);
+                out.push((*finding).with_source(&key));
                 infos.push(SourceInfo {
                     key: key.clone(),
                     record: None,
@@ -125,12 +129,10 @@ pub fn check_sources(
             Some(_) => Remedies::unpin_command(&s.name),
             None => remedies.command(home, &s.name, dir.as_deref(), false),
         };
-        out.push(sources::missing_snapshot(
-            &s.name,
-            dir.as_deref(),
-            spec.as_ref(),
-            &fix,
-        ));
+        out.push(
+            sources::missing_snapshot(&s.name, dir.as_deref(), spec.as_ref(), &fix)
+                .with_source(&s.name),
+        );
         infos.push(SourceInfo {
             key: s.name.clone(),
             record: None,
@@ -180,6 +182,7 @@ pub fn check_profiles(
     let mut out = Vec::new();
     let mut parseable = Vec::new();
     let mut legacy_roots: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let mut missing_timeouts = timeouts::MissingTimeouts::default();
     for profile in profiles {
         let subject = profiles::profile_subject(profile);
         let parsed = match profiles::parse_or_report(profile, &subject) {
@@ -202,8 +205,10 @@ pub fn check_profiles(
             &parsed,
             sources,
             &mut legacy_roots,
+            &mut missing_timeouts,
         ));
     }
+    out.extend(missing_timeouts.findings());
     for (root, profile) in legacy_roots {
         out.push(sources::never_installed(root, &profile));
     }

@@ -1,33 +1,12 @@
-//! Liveness probes of every wired command, turned into findings.
-//!
-//! Verdicts (see `PROBES.md`):
-//!
-//! | outcome | severity | id |
-//! |---|---|---|
-//! | exit 0, stdout empty or valid JSON (Claude Code: also an async reply, or plain text from SessionStart / UserPromptSubmit) | ok | `probe.ok` |
-//! | ended after [`SLOW`] but within its deadline, or still running at the `--probe-timeout` cap below its own timeout | warn (the host waits for it: slow, not broken) | `probe.slow` |
-//! | a Cursor permission hook (`preToolUse`, `beforeShellExecution`, `beforeMCPExecution`) exits 0 with empty or non-JSON stdout | error (Cursor reads it as an invalid answer and blocks the action) | `probe.permission` |
-//! | exit 0, stdout starts like output but is not valid JSON | warn | `probe.json` |
-//! | exit 2 | warn ("blocks": legitimate for a guard, but on a harmless payload worth knowing) | `probe.blocks` |
-//! | other non-zero exit | warn (hosts treat it as a non-blocking error and show stderr) | `probe.exit` |
-//! | exit 126 / 127 (not executable / not found) | error (the hook cannot run at all) | `probe.exit` |
-//! | killed by a signal (crash) | error | `probe.crash` |
-//! | still running at its own timeout (the host kills it there too) | error (its process group is killed) | `probe.timeout` |
-//! | could not be started | error | `probe.spawn` |
-//! | fable's guarded entry whose snapshot file is missing (not run: the guard would exit 0) | warn | `probe.skipped` |
+//! The verdict of one probe result for one wired entry (see `PROBES.md` and the table in
+//! [`super`]): by exit code, signal, deadline and stdout, with each host's own output rules
+//! (Cursor's permission answers, Claude Code's async replies and plain-text context) applied
+//! for the entry's host, so that one shared result is judged per host.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fable_installer::profiles::Profile;
-use fable_installer::FableHome;
-
-use crate::checks::{entry_subject, parse_profile};
 use crate::finding::{Finding, Severity};
-use crate::probe::{
-    run_probes_observed, JsonVerdict, ProbeObserver, ProbeOptions, ProbeResult, ProbeSpec,
-};
-use crate::shell::missing_paths;
+use crate::probe::{JsonVerdict, ProbeResult, ProbeSpec};
 
 /// Characters of a probe's stderr or stdout quoted in a finding.
 const QUOTED: usize = 120;
@@ -36,159 +15,9 @@ const QUOTED: usize = 120;
 /// that long on every call.
 pub const SLOW: Duration = crate::probe::DEFAULT_TIMEOUT;
 
-/// Probes every command wired in the (parseable) profiles and returns one finding per command.
-/// Each probe's deadline is the entry's own timeout (in its host's unit), capped by `timeout`. Probes run from scratch directories inside a fresh temp directory
-/// outside HOME, with `FABLE_HOME` and `HOME` passed through.
-pub fn probe_profiles(home: &FableHome, profiles: &[Profile], timeout: Duration) -> Vec<Finding> {
-    probe_profiles_observed(home, profiles, timeout, &crate::probe::Unobserved)
-}
-
-/// [`probe_profiles`], telling `observer` as each probe starts and ends.
-pub fn probe_profiles_observed(
-    home: &FableHome,
-    profiles: &[Profile],
-    timeout: Duration,
-    observer: &dyn ProbeObserver,
-) -> Vec<Finding> {
-    let Planned {
-        specs,
-        subjects,
-        mut skipped,
-    } = plan_probes(home, profiles);
-    if specs.is_empty() {
-        if skipped.is_empty() {
-            skipped.push(Finding::ok(
-                "probe.ok",
-                "probes",
-                "no wired command to probe",
-            ));
-        }
-        return skipped;
-    }
-    let base = scratch_base(home.user_home());
-    let scratch = match tempfile::Builder::new()
-        .prefix("fable-doctor-probes-")
-        .tempdir_in(&base)
-    {
-        Ok(dir) => dir,
-        Err(e) => {
-            return vec![Finding::new(
-                "probe.spawn",
-                Severity::Error,
-                "probes",
-                format!(
-                    "cannot create a scratch directory in {}: {e}",
-                    base.display()
-                ),
-            )]
-        }
-    };
-    let mut opts = ProbeOptions::new(scratch.path());
-    opts.timeout = timeout;
-    let results = run_probes_observed(&specs, &opts, observer);
-    let mut out: Vec<Finding> = results
-        .iter()
-        .zip(&specs)
-        .zip(subjects)
-        .map(|((r, spec), subject)| {
-            permission_verdict(r, spec, &subject).unwrap_or_else(|| verdict(r, spec, subject))
-        })
-        .collect();
-    out.extend(skipped);
-    out
-}
-
-/// The probes to run, each with the subject of its finding, and the entries not run.
-struct Planned {
-    specs: Vec<ProbeSpec>,
-    subjects: Vec<String>,
-    skipped: Vec<Finding>,
-}
-
-/// One probe per wired command of every parseable profile, in file order; fable's guarded
-/// entries whose snapshot file is missing are skipped with a `probe.skipped` finding.
-fn plan_probes(home: &FableHome, profiles: &[Profile]) -> Planned {
-    let mut specs = Vec::new();
-    let mut subjects = Vec::new();
-    let mut skipped = Vec::new();
-    for profile in profiles {
-        let Ok(parsed) = parse_profile(profile) else {
-            continue;
-        };
-        for entry in parsed.entries {
-            let Some(command) = entry.command else {
-                continue;
-            };
-            let subject = entry_subject(profile, &entry.event, &command);
-            if is_guarded(&command) {
-                let missing = missing_paths(&command, home.user_home());
-                if !missing.is_empty() {
-                    // The fail-open guard would exit 0 without running anything: an `ok`
-                    // probe would be a lie.
-                    skipped.push(
-                        Finding::new(
-                            "probe.skipped",
-                            Severity::Warn,
-                            subject,
-                            format!(
-                                "not run: {} is missing, so the entry's fail-open guard would exit 0 without running the hook",
-                                missing[0].display()
-                            ),
-                        )
-                        .with_fix("fable doctor --fix (see the missing-file finding)"),
-                    );
-                    continue;
-                }
-            }
-            let id = format!("{}-{}-{}", profile.host, entry.event, specs.len());
-            subjects.push(subject);
-            let mut spec = ProbeSpec::new(id, command, entry.event.clone(), profile.host.name())
-                .with_env("FABLE_HOME", home.root().to_string_lossy())
-                .with_env("HOME", home.user_home().to_string_lossy());
-            if let Some(own) = entry_timeout(profile.host, &entry.value) {
-                spec = spec.with_timeout(own);
-            }
-            specs.push(spec);
-        }
-    }
-    Planned {
-        specs,
-        subjects,
-        skipped,
-    }
-}
-
-/// An entry's own timeout, read in its host's unit (seconds; Gemini milliseconds); `None` when
-/// it has none or it is not a positive number (`profile.timeout` reports that).
-fn entry_timeout(host: fable_hosts::Host, entry: &serde_json::Value) -> Option<Duration> {
-    let t = entry
-        .get("timeout")?
-        .as_f64()
-        .filter(|t| t.is_finite() && *t > 0.0)?;
-    let secs = match host.timeout_unit() {
-        fable_hosts::TimeoutUnit::Milliseconds => t / 1000.0,
-        fable_hosts::TimeoutUnit::Seconds => t,
-        // No timeout field (Windsurf): nothing to read.
-        fable_hosts::TimeoutUnit::Unsupported => return None,
-    };
-    Duration::try_from_secs_f64(secs).ok()
-}
-
-/// A command fable registered with a fail-open guard (docs/design.md, "Wiring: the settings
-/// engine").
-fn is_guarded(command: &str) -> bool {
-    fable_installer::settings::desired::split_guard(command).is_some()
-}
-
-/// The system temp directory, unless it lies inside HOME (then `/tmp`): probes must not run
-/// anywhere near a real project.
-fn scratch_base(user_home: &Path) -> PathBuf {
-    let tmp = std::env::temp_dir();
-    if tmp.starts_with(user_home) {
-        PathBuf::from("/tmp")
-    } else {
-        tmp
-    }
+/// The finding for one entry: Cursor's permission rule first, then [`verdict`].
+pub(super) fn entry_verdict(r: &ProbeResult, spec: &ProbeSpec, subject: String) -> Finding {
+    permission_verdict(r, spec, &subject).unwrap_or_else(|| verdict(r, spec, subject))
 }
 
 fn first_line(text: &str) -> String {
@@ -484,21 +313,5 @@ mod tests {
             (f.id.as_str(), f.severity),
             ("probe.timeout", Severity::Error)
         );
-    }
-
-    #[test]
-    fn an_entrys_timeout_is_read_in_its_hosts_unit() {
-        let t =
-            |host, v: serde_json::Value| entry_timeout(host, &serde_json::json!({"timeout": v}));
-        assert_eq!(
-            t(fable_hosts::Host::Claude, 10.into()),
-            Some(Duration::from_secs(10))
-        );
-        assert_eq!(
-            t(fable_hosts::Host::Gemini, 1500.into()),
-            Some(Duration::from_millis(1500))
-        );
-        assert_eq!(t(fable_hosts::Host::Codex, 0.into()), None);
-        assert_eq!(t(fable_hosts::Host::Cursor, "5".into()), None);
     }
 }
