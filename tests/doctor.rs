@@ -1553,3 +1553,78 @@ fn async_replies_and_plain_text_context_are_valid_claude_output() {
         .unwrap()
         .starts_with("claude Stop"));
 }
+
+/// A project's own files can switch every hook off there, fable's user-level ones included
+/// (Claude Code's `disableAllHooks` in `.claude/settings.json` or `settings.local.json`,
+/// Gemini's `hooksConfig.enabled: false` in `.gemini/settings.json`): the doctor run inside
+/// that project reports each, naming the file; outside it, nothing. `GEMINI_CLI_TRUST_WORKSPACE
+/// =true` trusts every folder, so no folder-trust error then.
+#[test]
+fn project_switches_that_silence_every_hook_are_reported_from_inside_the_project() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{}\n");
+    write(&env.home.join(".gemini/settings.json"), "{}\n");
+    install(&env, &src);
+    let proj = env.root().join("proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::create_dir_all(proj.join("sub")).unwrap();
+    let run = |dir: &Path, extra: &[(&str, &str)]| {
+        let out = env
+            .fable()
+            .current_dir(dir)
+            .envs(extra.iter().copied())
+            .args(["doctor", "--json", "--no-probe"])
+            .output()
+            .unwrap();
+        report_of(&out)
+    };
+    assert!(open(&run(&proj, &[]), "project.hooks_disabled", "error").is_empty());
+    for (rel, text) in [
+        (".claude/settings.json", "{\"disableAllHooks\": true}\n"),
+        (
+            ".claude/settings.local.json",
+            "{\n  \"disableAllHooks\": true\n}\n",
+        ),
+        (
+            ".gemini/settings.json",
+            "{\"hooksConfig\": {\"enabled\": false}}\n",
+        ),
+    ] {
+        write(&proj.join(rel), text);
+    }
+    // From a subdirectory of the project too.
+    let report = run(&proj.join("sub"), &[]);
+    let found = open(&report, "project.hooks_disabled", "error");
+    assert_eq!(found.len(), 3, "{report:#}");
+    // Each once: not again as a foreign setting.
+    assert!(
+        findings(&report)
+            .iter()
+            .all(|f| f["id"] != "profile.foreign"
+                || !f["subject"].as_str().unwrap().contains("/proj/")),
+        "{report:#}"
+    );
+    for rel in [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".gemini/settings.json",
+    ] {
+        let file = proj.join(rel).display().to_string();
+        let f = found
+            .iter()
+            .find(|f| f["subject"] == file.as_str())
+            .unwrap_or_else(|| panic!("{rel} not reported: {report:#}"));
+        assert!(f["fix"].as_str().unwrap().contains(&file), "{f}");
+    }
+    // Outside the project: nothing of it.
+    let report = run(&env.root(), &[]);
+    assert!(open(&report, "project.hooks_disabled", "error").is_empty());
+    // No trusted folder is an error, unless Gemini is told to trust every workspace.
+    assert_eq!(open(&report, "profile.folder_trust", "error").len(), 1);
+    let report = run(&env.root(), &[("GEMINI_CLI_TRUST_WORKSPACE", "true")]);
+    assert!(
+        open(&report, "profile.folder_trust", "error").is_empty(),
+        "{report:#}"
+    );
+}

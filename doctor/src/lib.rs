@@ -97,6 +97,13 @@ fn check_pass(home: &FableHome) -> Pass {
         .filter(|p| checks::parse_profile(p).is_ok())
         .map(|p| p.path.clone())
         .collect();
+    if let Ok(cwd) = std::env::current_dir() {
+        findings.extend(checks::check_project_switches(
+            &cwd,
+            home.user_home(),
+            &profiles,
+        ));
+    }
     let (source_findings, infos) = checks::check_sources(home, &profiles, &parseable);
     if infos.is_empty() && home.root().is_dir() {
         findings.push(

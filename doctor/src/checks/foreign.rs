@@ -3,10 +3,22 @@
 //! (`fable_installer::inspect`, what `fable list --foreign` shows). An error when one has a
 //! high-risk signal, else a warning; the fix is the quarantine.
 
+use fable_hosts::Host;
 use fable_installer::inspect::{self, Owner};
 use fable_installer::FableHome;
 
 use crate::finding::{Finding, Severity};
+
+/// A project setting that switches every hook off, which `project.hooks_disabled` reports with
+/// what it does (`project_switches.rs`): not reported a second time as a foreign setting.
+fn reported_as_switch(r: &inspect::Row) -> bool {
+    r.kind == inspect::Kind::Setting
+        && r.scope == inspect::Scope::Project
+        && matches!(
+            (r.host, r.event.as_str()),
+            (Host::Claude | Host::Qwen, "disableAllHooks") | (Host::Gemini, "hooksConfig.enabled")
+        )
+}
 
 /// One finding per foreign row, or one `ok`.
 pub fn check_foreign(home: &FableHome) -> Vec<Finding> {
@@ -25,7 +37,7 @@ pub fn check_foreign(home: &FableHome) -> Vec<Finding> {
     let foreign: Vec<_> = listing
         .rows
         .iter()
-        .filter(|r| r.owner == Owner::Foreign)
+        .filter(|r| r.owner == Owner::Foreign && !reported_as_switch(r))
         .collect();
     if foreign.is_empty() {
         return vec![Finding::ok(

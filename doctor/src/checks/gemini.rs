@@ -7,6 +7,7 @@
 //!   `"TRUST_PARENT"` or `"DO_NOT_TRUST"`. Trust is per folder and the doctor cannot know every
 //!   project, so it is a warning (`profile.folder_trust`); a trustedFolders.json Gemini cannot
 //!   read stops Gemini altogether, an error (`profile.trusted_folders`);
+//!   `GEMINI_CLI_TRUST_WORKSPACE=true` in the doctor's environment trusts every folder;
 //! - `hooksConfig.enabled: false` switches every hook off (`profile.hooks_disabled`);
 //! - `hooksConfig.disabled` lists hook names (an entry's `name`, else its `command`) that do not
 //!   run: one of fable's there is an error (`profile.entry_disabled`).
@@ -28,6 +29,9 @@ use crate::finding::{Finding, Severity};
 
 /// The environment variable that moves Gemini's trustedFolders.json.
 const TRUSTED_FOLDERS_ENV: &str = "GEMINI_CLI_TRUSTED_FOLDERS_PATH";
+
+/// The environment variable that makes Gemini trust the folder it starts in (gemini-cli 0.61).
+const TRUST_WORKSPACE_ENV: &str = "GEMINI_CLI_TRUST_WORKSPACE";
 
 /// The trust levels Gemini accepts in trustedFolders.json.
 const TRUST_LEVELS: &[&str] = &["TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST"];
@@ -124,6 +128,16 @@ fn check_folder_trust(parsed: &ParsedProfile, subject: &str, ours: bool) -> Vec<
             "profile.folder_trust",
             subject,
             "folder trust is off (\"security.folderTrust.enabled\": false): Gemini runs these hooks in every folder",
+        )];
+    }
+    // `GEMINI_CLI_TRUST_WORKSPACE=true` makes Gemini trust whatever folder it starts in (the
+    // flag headless and CI runs set); where it is set here, a Gemini started from this
+    // environment runs these hooks everywhere.
+    if std::env::var(TRUST_WORKSPACE_ENV).is_ok_and(|v| v == "true") {
+        return vec![Finding::ok(
+            "profile.folder_trust",
+            subject,
+            format!("{TRUST_WORKSPACE_ENV}=true in this environment: Gemini trusts every folder it starts in"),
         )];
     }
     let file = trusted_folders_path(&parsed.profile.dir);

@@ -18,6 +18,7 @@ mod home;
 mod journals;
 mod profiles;
 mod project;
+mod project_switches;
 mod sources;
 mod temps;
 mod timeouts;
@@ -40,6 +41,7 @@ pub use home::check_home;
 pub use journals::check_journals;
 pub use profiles::{parse_profile, wired_entries, ParsedProfile, WiredEntry};
 pub use project::check_project_state;
+pub use project_switches::check_project_switches;
 pub use sources::{install_command, resync_spec, SourceInfo};
 pub use temps::{check_temps, is_stale};
 
