@@ -1628,3 +1628,65 @@ fn project_switches_that_silence_every_hook_are_reported_from_inside_the_project
         "{report:#}"
     );
 }
+
+/// The machine-level policy tier (read under `FABLE_SYSTEM_ROOT`, never the real /etc): Claude
+/// Code's `allowManagedHooksOnly` in its managed settings or a drop-in, Codex's
+/// `allow_managed_hooks_only` in requirements.toml and Gemini's system `hooksConfig.enabled:
+/// false` each stop fable's user-level entries: an error naming the file for a host fable
+/// wires, a warning for one it does not.
+#[test]
+fn machine_policies_that_stop_user_hooks_are_reported() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{}\n");
+    install(&env, &src);
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert!(findings(&report)
+        .iter()
+        .all(|f| f["id"] != "machine.hooks_disabled"));
+    let sys = env.system_root();
+    let managed = sys.join("etc/claude-code/managed-settings.json");
+    write(&managed, "{\"allowManagedHooksOnly\": true}\n");
+    let dropin = sys.join("etc/claude-code/managed-settings.d/50-org.json");
+    write(&dropin, "{\"disableAllHooks\": true}\n");
+    let codex = sys.join("etc/codex/requirements.toml");
+    write(&codex, "allow_managed_hooks_only = true\n");
+    let gemini = sys.join("etc/gemini-cli/settings.json");
+    write(&gemini, "{\"hooksConfig\": {\"enabled\": false}}\n");
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 1, "{report:#}");
+    let errors = open(&report, "machine.hooks_disabled", "error");
+    let subjects: Vec<&str> = errors
+        .iter()
+        .map(|f| f["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        subjects,
+        [managed.to_str().unwrap(), dropin.to_str().unwrap()],
+        "{report:#}"
+    );
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("allowManagedHooksOnly"));
+    assert!(errors[0]["fix"]
+        .as_str()
+        .unwrap()
+        .contains(managed.to_str().unwrap()));
+    // Codex and Gemini are not wired here: warnings.
+    let warns = open(&report, "machine.hooks_disabled", "warn");
+    let subjects: Vec<&str> = warns
+        .iter()
+        .map(|f| f["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        subjects,
+        [codex.to_str().unwrap(), gemini.to_str().unwrap()],
+        "{report:#}"
+    );
+    // Switched back on: nothing.
+    write(&managed, "{\"allowManagedHooksOnly\": false}\n");
+    std::fs::remove_file(&dropin).unwrap();
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert!(open(&report, "machine.hooks_disabled", "error").is_empty());
+}

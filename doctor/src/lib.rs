@@ -58,7 +58,7 @@ impl Default for DoctorOptions {
 
 /// Order of the groups in the report.
 const GROUPS: &[&str] = &[
-    "home", "project", "source", "profile", "git", "journal", "gc", "fix", "probe",
+    "home", "machine", "project", "source", "profile", "git", "journal", "gc", "fix", "probe",
 ];
 
 /// What one check pass found, and what the probes and the summary need of it.
@@ -97,6 +97,7 @@ fn check_pass(home: &FableHome) -> Pass {
         .filter(|p| checks::parse_profile(p).is_ok())
         .map(|p| p.path.clone())
         .collect();
+    findings.extend(checks::check_machine(&profiles));
     if let Ok(cwd) = std::env::current_dir() {
         findings.extend(checks::check_project_switches(
             &cwd,

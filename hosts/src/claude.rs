@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit};
+use crate::spec::{MachineSwitch, EntrySpec, HostSpec, SettingsLocation, TimeoutUnit};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -32,6 +32,20 @@ pub(crate) const EVENTS: &[(Event, &str)] = &[
 ];
 
 impl HostSpec for Claude {
+    /// Claude Code's file tier of managed settings (and its drop-in directory): with
+    /// `allowManagedHooksOnly` it ignores every hook of user, project and local settings;
+    /// `disableAllHooks` there turns every hook off. (Only the highest managed source present
+    /// applies; server-managed and MDM settings cannot be read here.)
+    fn machine_switches(&self) -> &'static [MachineSwitch] {
+        const ONLY: &str = "only managed hooks run: Claude Code ignores every user, project and local hook, fable's included";
+        const OFF: &str = "Claude Code runs no hook at all, fable's included";
+        &[
+            MachineSwitch { path: "etc/claude-code/managed-settings.json", moved_by: None, key: "/allowManagedHooksOnly", off: true, effect: ONLY },
+            MachineSwitch { path: "etc/claude-code/managed-settings.json", moved_by: None, key: "/disableAllHooks", off: true, effect: OFF },
+            MachineSwitch { path: "etc/claude-code/managed-settings.d/", moved_by: None, key: "/allowManagedHooksOnly", off: true, effect: ONLY },
+            MachineSwitch { path: "etc/claude-code/managed-settings.d/", moved_by: None, key: "/disableAllHooks", off: true, effect: OFF },
+        ]
+    }
     fn name(&self) -> &'static str {
         "claude"
     }

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, ToolTable};
+use crate::spec::{MachineSwitch, EntrySpec, HostSpec, SettingsLocation, ToolTable};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -46,6 +46,15 @@ const TOOLS: ToolTable = &[
 const SESSION_END_MAX_SECS: u64 = 3;
 
 impl HostSpec for Codex {
+    /// Codex's managed requirements (0.171: a top-level field of its requirements TOML):
+    /// `allow_managed_hooks_only = true`
+    /// skips user, project, session and plugin hooks (with a start-up warning).
+    fn machine_switches(&self) -> &'static [MachineSwitch] {
+        const ONLY: &str = "only managed hooks run: Codex skips every user, project, session and plugin hook, fable's included";
+        &[
+            MachineSwitch { path: "etc/codex/requirements.toml", moved_by: None, key: "allow_managed_hooks_only", off: true, effect: ONLY },
+        ]
+    }
     fn name(&self) -> &'static str {
         "codex"
     }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::command_entry_in;
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
+use crate::spec::{MachineSwitch, EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -47,6 +47,17 @@ const TOOLS: ToolTable = &[
 ];
 
 impl HostSpec for Gemini {
+    /// Gemini's system settings override every other settings file (0.61);
+    /// `hooksConfig.enabled: false` there switches every hook off.
+    fn machine_switches(&self) -> &'static [MachineSwitch] {
+        &[MachineSwitch {
+            path: "etc/gemini-cli/settings.json",
+            moved_by: Some("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+            key: "/hooksConfig/enabled",
+            off: false,
+            effect: "Gemini runs no hook at all, fable's included (system settings override the user's)",
+        }]
+    }
     fn name(&self) -> &'static str {
         "gemini"
     }

@@ -131,6 +131,23 @@ pub struct EntrySpec<'a> {
     pub event: &'a str,
 }
 
+/// A setting in a machine-level file that stops user-level hooks from running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineSwitch {
+    /// The file, relative to the system root (`etc/claude-code/managed-settings.json`); one
+    /// ending in `/` is a drop-in directory whose `*.json` files are each read.
+    pub path: &'static str,
+    /// An environment variable that moves the file (Gemini's
+    /// `GEMINI_CLI_SYSTEM_SETTINGS_PATH`); its value is used as is, not under the root.
+    pub moved_by: Option<&'static str>,
+    /// The setting: a JSON pointer (`/allowManagedHooksOnly`), or a TOML key for `.toml` files.
+    pub key: &'static str,
+    /// The value that switches the hooks off.
+    pub off: bool,
+    /// What it does, for the finding (`only managed hooks run: ...`).
+    pub effect: &'static str,
+}
+
 /// A table of Claude Code tool names and the host's names for them.
 pub type ToolTable = &'static [(&'static str, &'static [&'static str])];
 
@@ -193,6 +210,11 @@ pub trait HostSpec: Sync {
     /// [`HostSpec::allow_stdout`], so the wired command keeps a printing guard.
     fn requires_output(&self, _event: &str) -> bool {
         false
+    }
+    /// The machine-level (policy) files whose settings switch user-level hooks off
+    /// (organisation scopes: the doctor reads them to say why fable's entries do not run).
+    fn machine_switches(&self) -> &'static [MachineSwitch] {
+        &[]
     }
     /// True when the host reads stdout that is not a JSON object (a Claude hook's plain
     /// `🔍 Validating workflow`) as an invalid answer and blocks (Cursor's permission

@@ -48,6 +48,11 @@ impl TestEnv {
         }
     }
 
+    /// The root machine-level files are read under (`FABLE_SYSTEM_ROOT`): `ROOT/system`.
+    pub fn system_root(&self) -> PathBuf {
+        self.root().join("system")
+    }
+
     pub fn root(&self) -> PathBuf {
         self.home.parent().unwrap().to_path_buf()
     }
@@ -63,6 +68,8 @@ impl TestEnv {
             .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
             .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .env("NO_COLOR", "1")
+            // Machine-level policy files are read under this root, never the real /etc.
+            .env("FABLE_SYSTEM_ROOT", self.system_root())
             .env("LANG", "C");
     }
 
