@@ -62,6 +62,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "Where fable update looks for releases (a directory, a manifest URL or github:OWNER/REPO).",
     ),
     (
+        "FABLE_SYSTEM_ROOT",
+        "The root under which the doctor reads each host's machine-level policy files (default /).",
+    ),
+    (
         "NO_COLOR",
         "When set and not empty, no colour (unless --color always).",
     ),
