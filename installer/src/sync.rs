@@ -134,10 +134,7 @@ pub fn prepare_with(
                     {
                         // Once each (a source in another host's format is named by both).
                         for p in more {
-                            if !problems
-                                .iter()
-                                .any(|q| q.path == p.path && q.message == p.message)
-                            {
+                            if !problems.contains(&p) {
                                 problems.push(p);
                             }
                         }
