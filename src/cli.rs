@@ -133,6 +133,14 @@ pub fn main() -> i32 {
     let (name, json) = cli.command.json_request();
     crate::json::set_command(name);
     if !matches!(cli.command, Command::Hook { .. }) {
+        if cli.global.scope.is_some() || cli.global.root.is_some() {
+            let scope = match cli.global.scope.as_deref() {
+                Some("machine") => fable_installer::home::Scope::Machine,
+                Some(_) => fable_installer::home::Scope::User,
+                None => fable_installer::home::selected_scope().unwrap_or_default(),
+            };
+            fable_installer::home::select_scope(scope, cli.global.root.clone());
+        }
         crate::term::init(&cli.global);
         crate::term::on_interrupt();
     }

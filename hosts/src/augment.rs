@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::command_entry_in;
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, MachineTier, SettingsLocation, Storage, TimeoutUnit, ToolTable};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -50,6 +50,16 @@ impl HostSpec for Augment {
 
     fn aliases(&self) -> &'static [&'static str] {
         &["auggie", "augment-code", "augmentcode"]
+    }
+
+    /// The machine's settings file, the highest of Auggie's tiers.
+    fn machine_tier(&self) -> Option<MachineTier> {
+        Some(MachineTier {
+            dir: "etc/augment",
+            file_name: "settings.json",
+            storage: Storage::SharedFile,
+            managed_only: None,
+        })
     }
 
     fn location(&self) -> SettingsLocation {

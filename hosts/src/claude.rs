@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{MachineSwitch, EntrySpec, HostSpec, SettingsLocation, TimeoutUnit};
+use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, TimeoutUnit};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -32,6 +32,17 @@ pub(crate) const EVENTS: &[(Event, &str)] = &[
 ];
 
 impl HostSpec for Claude {
+    /// The file tier of managed settings: a drop-in document of fable's own in
+    /// `managed-settings.d/`, which Claude Code merges with `managed-settings.json` and the
+    /// other drop-ins (in name order; hook lists are concatenated).
+    fn machine_tier(&self) -> Option<MachineTier> {
+        Some(MachineTier {
+            dir: "etc/claude-code/managed-settings.d",
+            file_name: "fable.json",
+            storage: Storage::SharedFile,
+            managed_only: Some("/allowManagedHooksOnly"),
+        })
+    }
     /// Claude Code's file tier of managed settings (and its drop-in directory): with
     /// `allowManagedHooksOnly` it ignores every hook of user, project and local settings;
     /// `disableAllHooks` there turns every hook off. (Only the highest managed source present
@@ -40,10 +51,10 @@ impl HostSpec for Claude {
         const ONLY: &str = "only managed hooks run: Claude Code ignores every user, project and local hook, fable's included";
         const OFF: &str = "Claude Code runs no hook at all, fable's included";
         &[
-            MachineSwitch { path: "etc/claude-code/managed-settings.json", moved_by: None, key: "/allowManagedHooksOnly", off: true, effect: ONLY },
-            MachineSwitch { path: "etc/claude-code/managed-settings.json", moved_by: None, key: "/disableAllHooks", off: true, effect: OFF },
-            MachineSwitch { path: "etc/claude-code/managed-settings.d/", moved_by: None, key: "/allowManagedHooksOnly", off: true, effect: ONLY },
-            MachineSwitch { path: "etc/claude-code/managed-settings.d/", moved_by: None, key: "/disableAllHooks", off: true, effect: OFF },
+            MachineSwitch { path: "etc/claude-code/managed-settings.json", moved_by: None, key: "/allowManagedHooksOnly", off: true, spares_machine: true, effect: ONLY },
+            MachineSwitch { path: "etc/claude-code/managed-settings.json", moved_by: None, key: "/disableAllHooks", off: true, spares_machine: false, effect: OFF },
+            MachineSwitch { path: "etc/claude-code/managed-settings.d/", moved_by: None, key: "/allowManagedHooksOnly", off: true, spares_machine: true, effect: ONLY },
+            MachineSwitch { path: "etc/claude-code/managed-settings.d/", moved_by: None, key: "/disableAllHooks", off: true, spares_machine: false, effect: OFF },
         ]
     }
     fn name(&self) -> &'static str {

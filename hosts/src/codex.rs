@@ -52,7 +52,7 @@ impl HostSpec for Codex {
     fn machine_switches(&self) -> &'static [MachineSwitch] {
         const ONLY: &str = "only managed hooks run: Codex skips every user, project, session and plugin hook, fable's included";
         &[
-            MachineSwitch { path: "etc/codex/requirements.toml", moved_by: None, key: "allow_managed_hooks_only", off: true, effect: ONLY },
+            MachineSwitch { path: "etc/codex/requirements.toml", moved_by: None, key: "allow_managed_hooks_only", off: true, spares_machine: true, effect: ONLY },
         ]
     }
     fn name(&self) -> &'static str {

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::command_entry_in;
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{MachineSwitch, EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, TimeoutUnit, ToolTable};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -55,11 +55,22 @@ impl HostSpec for Gemini {
             moved_by: Some("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
             key: "/hooksConfig/enabled",
             off: false,
-            effect: "Gemini runs no hook at all, fable's included (system settings override the user's)",
+            spares_machine: false, effect: "Gemini runs no hook at all, fable's included (system settings override the user's)",
         }]
     }
     fn name(&self) -> &'static str {
         "gemini"
+    }
+
+    /// The system settings file, which overrides every other settings file (its hooks run for
+    /// every user; `GEMINI_CLI_SYSTEM_SETTINGS_PATH` moves it, which fable does not follow).
+    fn machine_tier(&self) -> Option<MachineTier> {
+        Some(MachineTier {
+            dir: "etc/gemini-cli",
+            file_name: "settings.json",
+            storage: Storage::SharedFile,
+            managed_only: None,
+        })
     }
 
     fn location(&self) -> SettingsLocation {

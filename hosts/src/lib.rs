@@ -14,7 +14,7 @@ pub mod synthetic;
 pub use event::Event;
 pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{
-    dropped_key_effect, EntrySpec, HostSpec, Layout, MachineSwitch, SettingsLocation, Storage,
+    dropped_key_effect, EntrySpec, HostSpec, Layout, MachineSwitch, MachineTier, SettingsLocation, Storage,
     TimeoutUnit,
 };
 
@@ -110,6 +110,11 @@ impl Host {
     /// How entries are arranged in the hook file.
     pub fn layout(self) -> Layout {
         self.spec().layout()
+    }
+
+    /// The host's machine tier, if fable can write one (`--scope machine`).
+    pub fn machine_tier(self) -> Option<MachineTier> {
+        self.spec().machine_tier()
     }
 
     /// How the hook file is stored.

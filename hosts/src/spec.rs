@@ -144,8 +144,28 @@ pub struct MachineSwitch {
     pub key: &'static str,
     /// The value that switches the hooks off.
     pub off: bool,
+    /// Only user-level hooks stop (a managed-only switch): the machine tier's own hooks, and
+    /// so fable's machine-scope entries, still run.
+    pub spares_machine: bool,
     /// What it does, for the finding (`only managed hooks run: ...`).
     pub effect: &'static str,
+}
+
+/// Where a host reads hooks that an administrator deploys for every user of the machine (the
+/// machine tier), which `fable --scope machine` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineTier {
+    /// The directory, relative to the system root (`etc/claude-code/managed-settings.d`).
+    pub dir: &'static str,
+    /// The file fable patches in it (or, for [`Storage::OwnedFile`], the directory name is
+    /// `dir` itself and this is unused).
+    pub file_name: &'static str,
+    /// How the hooks are stored there: a file of fable's own in a drop-in directory is still
+    /// patched entry by entry ([`Storage::SharedFile`]), so a hand edit in it is seen as one.
+    pub storage: Storage,
+    /// The setting that makes the host ignore every user, project and local hook (a JSON
+    /// pointer, or a TOML key), which `--managed-only` turns on in the same file.
+    pub managed_only: Option<&'static str>,
 }
 
 /// A table of Claude Code tool names and the host's names for them.
@@ -210,6 +230,11 @@ pub trait HostSpec: Sync {
     /// [`HostSpec::allow_stdout`], so the wired command keeps a printing guard.
     fn requires_output(&self, _event: &str) -> bool {
         false
+    }
+    /// Where an administrator's hooks for every user of the machine live, if the host has
+    /// such a tier that fable can write (`fable --scope machine`).
+    fn machine_tier(&self) -> Option<MachineTier> {
+        None
     }
     /// The machine-level (policy) files whose settings switch user-level hooks off
     /// (organisation scopes: the doctor reads them to say why fable's entries do not run).

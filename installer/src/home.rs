@@ -7,11 +7,80 @@ use fable_snapshot::Store;
 
 use crate::error::{Error, Result};
 
+/// Which hooks a run converges: the user's own profiles, or the machine tier every user's
+/// agents read (`--scope machine`; docs/design.md, "Scopes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    #[default]
+    User,
+    Machine,
+}
+
+impl Scope {
+    /// Parses `user` or `machine`.
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "user" => Some(Scope::User),
+            "machine" => Some(Scope::Machine),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Machine => "machine",
+        }
+    }
+}
+
+/// The scope and system root this process runs with, chosen once by the command line before
+/// any home is resolved (`--scope`, `--root`); unset, `FABLE_SCOPE` and `FABLE_SYSTEM_ROOT`.
+static SELECTED: std::sync::OnceLock<(Scope, Option<PathBuf>)> = std::sync::OnceLock::new();
+
+/// Chooses the scope (and the system root) of this process; the first call wins.
+pub fn select_scope(scope: Scope, system_root: Option<PathBuf>) {
+    let _ = SELECTED.set((scope, system_root));
+}
+
+/// The system root every machine path is under: `--root`, else `$FABLE_SYSTEM_ROOT`, else `/`.
+/// Tests root it in a temporary directory, so that nothing reads or writes the real `/etc`.
+pub fn system_root() -> PathBuf {
+    SELECTED
+        .get()
+        .and_then(|(_, r)| r.clone())
+        .or_else(|| std::env::var_os("FABLE_SYSTEM_ROOT").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .map(|p| {
+            let p = std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p);
+            normalise(&p)
+        })
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// The scope of this process: `--scope`, else `$FABLE_SCOPE`, else the user's.
+pub fn selected_scope() -> Result<Scope> {
+    if let Some((scope, _)) = SELECTED.get() {
+        return Ok(*scope);
+    }
+    match std::env::var("FABLE_SCOPE") {
+        Ok(v) if !v.is_empty() => Scope::parse(&v).ok_or_else(|| {
+            Error::Usage(format!(
+                "FABLE_SCOPE={v:?} is not a scope; set it to `user` or `machine`, or unset it"
+            ))
+        }),
+        _ => Ok(Scope::User),
+    }
+}
+
 /// The resolved fable home and the user's home directory.
 #[derive(Debug, Clone)]
 pub struct FableHome {
     root: PathBuf,
     user_home: PathBuf,
+    scope: Scope,
+    /// The system root of the machine tier (`/`, or `--root`).
+    system_root: PathBuf,
     /// The inventory, when not `$FABLE_HOME/fleet.toml` (`$FABLE_INVENTORY`, `-f FILE`).
     inventory: Option<PathBuf>,
     /// The machine's own inventory (`$FABLE_INVENTORY`, else `$FABLE_HOME/fleet.toml`), which
@@ -20,12 +89,17 @@ pub struct FableHome {
 }
 
 impl FableHome {
-    /// Resolves `$FABLE_HOME`, defaulting to `$HOME/.fable`.
+    /// Resolves `$FABLE_HOME`, defaulting to `$HOME/.fable`; in the machine scope, the
+    /// machine's store `<root>/var/lib/fable`, which only the owner of the system root (root)
+    /// may use.
     pub fn from_env() -> Result<Self> {
         let user_home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .ok_or_else(|| Error::Usage("HOME is not set; set HOME or FABLE_HOME".into()))?;
+        if selected_scope()? == Scope::Machine {
+            return Self::machine_scope(system_root(), user_home);
+        }
         let root = std::env::var_os("FABLE_HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
@@ -51,8 +125,65 @@ impl FableHome {
         FableHome {
             root: normalise(&root),
             user_home,
+            scope: Scope::User,
+            system_root: system_root(),
             inventory: None,
             machine_inventory: None,
+        }
+    }
+
+    /// The machine scope's home under `system_root`: the store `<root>/var/lib/fable` (0755,
+    /// so every user's agents can run the hooks in it) with its own inventory, `fleet.toml`
+    /// there. Refused unless this process runs as the owner of the system root (root for `/`):
+    /// the files it writes run in every user's agents.
+    pub fn machine_scope(system_root: PathBuf, user_home: PathBuf) -> Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(&system_root)
+            .map_err(|e| Error::io(&system_root, e))?
+            .uid();
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if me != owner {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            return Err(Error::Invalid {
+                path: system_root,
+                message: format!(
+                    "the machine scope writes hooks every user's agents run, so only the owner of the system root (uid {owner}) may change them, not uid {me}; fix: sudo fable {}",
+                    args.join(" ")
+                ),
+            });
+        }
+        let mut home = Self::new(system_root.join("var/lib/fable"), user_home);
+        home.scope = Scope::Machine;
+        home.system_root = system_root;
+        Ok(home)
+    }
+
+    /// Which hooks this home converges.
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// The system root of the machine tier (`/` outside tests).
+    pub fn system_root(&self) -> &Path {
+        &self.system_root
+    }
+
+    /// The mode of a file fable creates for a host (a settings or hook file): private to the
+    /// user in the user scope, readable by every user in the machine scope.
+    pub fn new_file_mode(&self) -> u32 {
+        match self.scope {
+            Scope::User => 0o600,
+            Scope::Machine => 0o644,
+        }
+    }
+
+    /// The mode of fable's own directories (the home, each source's): 0755 in the machine
+    /// scope, where every user's agents run the hooks; else 0700.
+    pub fn dir_mode(&self) -> u32 {
+        match self.scope {
+            Scope::User => 0o700,
+            Scope::Machine => 0o755,
         }
     }
 
@@ -113,7 +244,7 @@ impl FableHome {
 
     /// The snapshot store.
     pub fn store(&self) -> Store {
-        Store::new(&self.root)
+        Store::new(&self.root).with_dir_mode(self.dir_mode())
     }
 
     pub fn config_path(&self) -> PathBuf {
@@ -165,7 +296,8 @@ impl FableHome {
                 continue;
             };
             let fix = format!(
-                "chmod 700 {}",
+                "chmod {:o} {}",
+                self.dir_mode(),
                 fable_snapshot::manifest::shell_quote(&dir.to_string_lossy())
             );
             let message = if md.uid() != me {
@@ -187,9 +319,9 @@ impl FableHome {
         Ok(())
     }
 
-    /// Creates the fable home (0700) if missing.
+    /// Creates the fable home ([`FableHome::dir_mode`]) if missing.
     pub fn ensure(&self) -> Result<()> {
-        create_dir_all_mode(&self.root, 0o700).map_err(Error::from)
+        create_dir_all_mode(&self.root, self.dir_mode()).map_err(Error::from)
     }
 }
 

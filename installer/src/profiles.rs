@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::home::FableHome;
-use fable_hosts::Host;
+use crate::home::{FableHome, Scope};
+use fable_hosts::{Host, Storage};
 
 /// Where a profile came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -16,6 +16,8 @@ use fable_hosts::Host;
 pub enum Origin {
     Default,
     Registered,
+    /// A host's machine tier (`--scope machine`).
+    Machine,
 }
 
 /// One host configuration fable converges.
@@ -27,6 +29,9 @@ pub struct Profile {
     /// The hook settings file inside it.
     pub path: PathBuf,
     pub origin: Origin,
+    /// How its hooks are stored (a machine tier may differ from the user's file).
+    #[serde(skip)]
+    pub storage: Storage,
 }
 
 impl Profile {
@@ -37,6 +42,41 @@ impl Profile {
             dir,
             path,
             origin,
+            storage: host.storage(),
+        }
+    }
+
+    /// The host's machine tier under `system_root`, if it has one fable writes.
+    fn machine(host: Host, system_root: &Path) -> Option<Self> {
+        let tier = host.machine_tier()?;
+        let dir = system_root.join(tier.dir);
+        let path = match tier.storage {
+            Storage::OwnedFile { .. } => dir.clone(),
+            Storage::SharedFile | Storage::SharedToml => dir.join(tier.file_name),
+        };
+        Some(Profile {
+            host,
+            dir,
+            path,
+            origin: Origin::Machine,
+            storage: tier.storage,
+        })
+    }
+
+    /// The scope whose hooks this profile holds.
+    pub fn scope(&self) -> Scope {
+        match self.origin {
+            Origin::Machine => Scope::Machine,
+            Origin::Default | Origin::Registered => Scope::User,
+        }
+    }
+
+    /// The mode of a hook file fable creates here: 0600 in a user's profile, 0644 in a
+    /// machine tier (every user's agents read it).
+    pub fn new_file_mode(&self) -> u32 {
+        match self.scope() {
+            Scope::User => 0o600,
+            Scope::Machine => 0o644,
         }
     }
 
@@ -62,8 +102,18 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// Every enabled profile: Claude Code always; another host when its directory exists; plus
-/// every registered profile (deduplicated by real directory).
+/// every registered profile (deduplicated by real directory). In the machine scope, the
+/// machine tier of Claude Code always and of another host when the tier's directory
+/// (`/etc/gemini-cli`, ...) exists: fable does not create a host's `/etc` directory on a
+/// machine that does not have that host.
 pub fn discover(home: &FableHome) -> Result<Vec<Profile>> {
+    if home.scope() == Scope::Machine {
+        return Ok(Host::ALL
+            .iter()
+            .filter_map(|&host| Profile::machine(host, home.system_root()))
+            .filter(|p| p.host.location().always_enabled || p.dir.is_dir())
+            .collect());
+    }
     let registered = crate::fleet::registered_profiles(home)?;
     let mut out: Vec<Profile> = Vec::new();
     for &host in Host::ALL {

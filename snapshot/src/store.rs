@@ -41,6 +41,9 @@ pub struct SourceRecord {
 #[derive(Debug, Clone)]
 pub struct Store {
     home: PathBuf,
+    /// The mode of the directories it creates: 0700 for a user's store; 0755 for the machine
+    /// scope's, whose hooks every user's agents run.
+    dir_mode: u32,
 }
 
 impl Store {
@@ -48,7 +51,19 @@ impl Store {
     pub fn new(fable_home: impl Into<PathBuf>) -> Self {
         Store {
             home: fable_home.into(),
+            dir_mode: 0o700,
         }
+    }
+
+    /// The mode of the records it writes: readable by whoever may enter its directories.
+    fn file_mode(&self) -> u32 {
+        self.dir_mode & 0o644
+    }
+
+    /// The same store creating its directories with `mode` (0755 for the machine scope).
+    pub fn with_dir_mode(mut self, mode: u32) -> Self {
+        self.dir_mode = mode;
+        self
     }
 
     pub fn home(&self) -> &Path {
@@ -126,20 +141,20 @@ impl Store {
 
     /// Records the source's tree cache atomically (a crash leaves the old or the new one).
     pub fn write_tree_cache(&self, key: &str, cache: &TreeCache) -> Result<()> {
-        create_dir_all_mode(&self.source_dir(key), 0o700)?;
-        write_atomic(&self.tree_cache_path(key), &cache.to_bytes(), 0o600)
+        create_dir_all_mode(&self.source_dir(key), self.dir_mode)?;
+        write_atomic(&self.tree_cache_path(key), &cache.to_bytes(), self.file_mode())
     }
 
     /// Writes `source.json` atomically.
     pub fn write_record(&self, record: &SourceRecord) -> Result<()> {
         let path = self.record_path(&record.key);
-        create_dir_all_mode(&self.source_dir(&record.key), 0o700)?;
+        create_dir_all_mode(&self.source_dir(&record.key), self.dir_mode)?;
         let mut text = serde_json::to_vec_pretty(record).map_err(|e| Error::Corrupt {
             path: path.clone(),
             message: e.to_string(),
         })?;
         text.push(b'\n');
-        write_atomic(&path, &text, 0o600)
+        write_atomic(&path, &text, self.file_mode())
     }
 
     /// The tree hash `current` points at, if the link exists and names a generation.

@@ -91,6 +91,7 @@ impl Run for ProfileCommand {
                         let origin = match p.origin {
                             Origin::Default => "default",
                             Origin::Registered => "registered",
+                            Origin::Machine => "machine",
                         };
                         vec![
                             p.host.name().to_string(),

@@ -122,6 +122,9 @@ fn print_source(s: &SourceStatus) {
                 crate::say!("    {}", words::tilde_text(m));
                 shown.push(m);
             }
+            if let Some(fix) = &p.fix {
+                crate::say!("    fix: {}", words::tilde_text(fix));
+            }
         }
     }
     for g in &s.git {

@@ -20,7 +20,17 @@ pub fn state(state: State) -> &'static str {
 /// a profile file that cannot be read (`cannot read FILE`), no profile holding any of the
 /// source's entries (`not wired`), or some wiring missing or different (`partly wired`).
 pub fn source(s: &SourceStatus) -> (String, Tone) {
+    let inert: Vec<&str> = s
+        .profiles
+        .iter()
+        .filter(|p| p.state == "inert")
+        .map(|p| p.host.as_str())
+        .collect();
     match s.state {
+        State::Current if !inert.is_empty() => (
+            format!("wired, but inert in {}", inert.join(", ")),
+            Tone::Warn,
+        ),
         State::Current => ("up to date".into(), Tone::Good),
         State::StaleButStable => ("source changed".into(), Tone::Warn),
         State::NeverMigrated => ("not installed".into(), Tone::Bad),
@@ -52,6 +62,10 @@ pub fn profile(p: &ProfileStatus) -> String {
         },
         "never_migrated" => "not installed".into(),
         "error" => "cannot read".into(),
+        "inert" => match &p.message {
+            Some(m) => format!("inert: {}", tilde_text(m)),
+            None => "inert".into(),
+        },
         other => other.replace('_', " "),
     }
 }

@@ -43,6 +43,14 @@ pub struct GlobalArgs {
     /// Never prompt: where consent is needed and no flag gives it, fail with exit code 2.
     #[arg(long, global = true)]
     pub no_input: bool,
+    /// Whose hooks: `user` (your profiles, the default) or `machine` (each host's machine tier,
+    /// read by every user's agents; as root, store in /var/lib/fable). Env: FABLE_SCOPE.
+    #[arg(long, global = true, value_name = "SCOPE", value_parser = ["user", "machine"])]
+    pub scope: Option<String>,
+    /// Root every machine path (/etc/..., /var/lib/fable) under DIR, for tests and images.
+    /// Env: FABLE_SYSTEM_ROOT.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// A severity or state word's tone.

@@ -56,11 +56,22 @@ pub struct HostFile {
 impl HostFile {
     /// The profile this file is read as (its ownership record, when it is a profile's file).
     pub fn as_profile(&self) -> Profile {
+        let storage = match self.scope {
+            Scope::Machine => self
+                .host
+                .machine_tier()
+                .map_or(self.host.storage(), |t| t.storage),
+            Scope::User | Scope::Project => self.host.storage(),
+        };
         Profile {
             host: self.host,
             dir: self.path.parent().unwrap_or(Path::new("/")).to_path_buf(),
             path: self.path.clone(),
-            origin: Origin::Default,
+            origin: match self.scope {
+                Scope::Machine => Origin::Machine,
+                Scope::User | Scope::Project => Origin::Default,
+            },
+            storage,
         }
     }
 
@@ -82,15 +93,19 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<HostFile>> {
     let mut out: Vec<HostFile> = Vec::new();
     for p in profiles {
-        match p.host.storage() {
+        let scope = match p.origin {
+            Origin::Machine => Scope::Machine,
+            Origin::Default | Origin::Registered => Scope::User,
+        };
+        match p.storage {
             Storage::SharedFile | Storage::SharedToml => out.push(HostFile {
                 host: p.host,
-                scope: Scope::User,
+                scope,
                 path: p.path.clone(),
                 form: Form::Settings,
                 owned_by: None,
             }),
-            Storage::OwnedFile { .. } => out.extend(dir_files(p.host, Scope::User, &p.path)?),
+            Storage::OwnedFile { .. } => out.extend(dir_files(p.host, scope, &p.path)?),
         }
     }
     if let Some(root) = project {

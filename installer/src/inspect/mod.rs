@@ -8,6 +8,7 @@
 //! rows out by their [`Row::id`] and keeps its records in [`vault`].
 
 pub mod files;
+pub mod policy;
 pub mod row;
 pub mod script;
 pub mod signals;

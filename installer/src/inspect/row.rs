@@ -16,6 +16,8 @@ pub enum Scope {
     User,
     /// The current project's files.
     Project,
+    /// A host's machine tier (`--scope machine`).
+    Machine,
 }
 
 impl Scope {
@@ -23,6 +25,7 @@ impl Scope {
         match self {
             Scope::User => "user",
             Scope::Project => "project",
+            Scope::Machine => "machine",
         }
     }
 }

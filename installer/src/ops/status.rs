@@ -59,6 +59,10 @@ pub struct ProfileStatus {
     /// wired` rather than `partly wired`. Not in `--json`, whose `state` stays the enum.
     #[serde(skip)]
     pub unwired: bool,
+    /// For an `inert` profile (wired as planned, but a policy stops the host from running its
+    /// entries: `message` says which setting in which file), what makes them run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 /// A profile file no plan could be made for: it cannot be read, or does not parse. No command
@@ -158,6 +162,7 @@ pub fn source_status(
     source: Option<PathBuf>,
     profiles: &[Profile],
     remedies: &Remedies,
+    stops: &[crate::inspect::policy::Stop],
 ) -> SourceStatus {
     let store = home.store();
     let snapshot = store
@@ -234,7 +239,26 @@ pub fn source_status(
                 }
             },
         };
+        let mut fix = None;
+        let (state, message) = match stops
+            .iter()
+            .find(|stop| stop.host == p.host && stop.stops(p.scope()))
+        {
+            Some(stop) if state == "current" => {
+                fix = Some(if stop.switch.spares_machine {
+                    format!(
+                        "deploy at machine level: sudo fable install --scope machine; or ask the machine's administrator to lift {}",
+                        stop.reason()
+                    )
+                } else {
+                    format!("ask the machine's administrator to lift {}", stop.reason())
+                });
+                ("inert".to_string(), Some(stop.reason()))
+            }
+            _ => (state, message),
+        };
         profile_states.push(ProfileStatus {
+            fix,
             host: p.host.name().to_string(),
             // For a host fable writes one file per source in (Copilot, OpenCode), that file.
             path: crate::settings::owned_file::file_path(p, key).unwrap_or_else(|| p.path.clone()),
@@ -332,6 +356,7 @@ fn short(hash: &str) -> &str {
 /// Status of one source (`spec`) or of every source in the store.
 pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceStatus>> {
     let profiles = profiles::discover(home)?;
+    let stops = crate::inspect::policy::stops(home.system_root());
     let remedies = Remedies::load(home)?;
     let store = home.store();
     let mut targets: Vec<(String, Option<PathBuf>)> = Vec::new();
@@ -357,7 +382,7 @@ pub fn status(home: &FableHome, spec: Option<&SourceSpec>) -> Result<Vec<SourceS
     }
     Ok(targets
         .into_iter()
-        .map(|(k, s)| source_status(home, &k, s, &profiles, &remedies))
+        .map(|(k, s)| source_status(home, &k, s, &profiles, &remedies, &stops))
         .collect())
 }
 

@@ -22,15 +22,14 @@ use crate::settings::fence;
 /// The file of source `key` in `profile`, when its host keeps one file per source.
 pub fn file_path(profile: &Profile, key: &str) -> Option<PathBuf> {
     profile
-        .host
-        .storage()
+        .storage
         .owned_file_name(key)
         .map(|name| profile.path.join(name))
 }
 
 /// True when `profile`'s host keeps its hooks in files fable owns whole.
 pub fn is_owned(profile: &Profile) -> bool {
-    matches!(profile.host.storage(), Storage::OwnedFile { .. })
+    matches!(profile.storage, Storage::OwnedFile { .. })
 }
 
 /// The planned content of a file fable owns whole, which the planner
@@ -120,7 +119,13 @@ fn document(text: &str) -> Value {
 /// Writes a planned change to a file fable owns whole: an atomic replace, or a removal, each
 /// only while the file still holds what was planned from (a file that changed meanwhile is
 /// planned again by the next install, never overwritten now).
-pub(crate) fn write(path: &Path, before: Option<&str>, after: Option<&str>) -> Result<()> {
+/// A new file gets `mode` (the profile's [`Profile::new_file_mode`]); a replaced one keeps its own.
+pub(crate) fn write(
+    path: &Path,
+    before: Option<&str>,
+    after: Option<&str>,
+    mode: u32,
+) -> Result<()> {
     let (now, stamp) = fence::read_stamped(path)?;
     if now.as_deref() != before {
         return Err(fence::kept_changing(path));
@@ -133,7 +138,7 @@ pub(crate) fn write(path: &Path, before: Option<&str>, after: Option<&str>) -> R
                 }
             }
             let written =
-                fable_snapshot::fsutil::write_atomic_if(path, text.as_bytes(), 0o600, |at| {
+                fable_snapshot::fsutil::write_atomic_if(path, text.as_bytes(), mode, |at| {
                     fence::unchanged(at, stamp.as_ref(), before)
                 })?;
             if !written {
@@ -156,7 +161,7 @@ pub(crate) fn write(path: &Path, before: Option<&str>, after: Option<&str>) -> R
 /// Every file fable wrote in `profile`'s directory (`fable-<key>.<ext>` marked as fable's),
 /// with the key it names and its text, in name order: what the doctor checks.
 pub fn owned_files(profile: &Profile) -> Result<Vec<(String, PathBuf, String)>> {
-    let Storage::OwnedFile { extension } = profile.host.storage() else {
+    let Storage::OwnedFile { extension } = profile.storage else {
         return Ok(Vec::new());
     };
     let dir = &profile.path;

@@ -428,6 +428,7 @@ pub fn write_plans(home: &FableHome, plans: &[&ProfilePlan]) -> Result<()> {
                         path,
                         plan.before.as_deref(),
                         after.as_deref(),
+                        plan.profile.new_file_mode(),
                     )?;
                 }
             }
@@ -466,7 +467,7 @@ pub fn write_plans(home: &FableHome, plans: &[&ProfilePlan]) -> Result<()> {
         }
         crate::testpoint::pause("before-rename");
         let written =
-            fable_snapshot::fsutil::write_atomic_if(path, after.as_bytes(), 0o600, |at| {
+            fable_snapshot::fsutil::write_atomic_if(path, after.as_bytes(), first.profile.new_file_mode(), |at| {
                 fence::unchanged(at, stamp.as_ref(), before.as_deref())
             })?;
         if written {
