@@ -14,8 +14,8 @@ pub mod synthetic;
 pub use event::Event;
 pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{
-    dropped_key_effect, EntrySpec, HostSpec, Layout, MachineSwitch, MachineTier, SettingsLocation, Storage,
-    TimeoutUnit,
+    dropped_key_effect, EntrySpec, HostSpec, Layout, MachineSwitch, MachineTier, SettingsLocation,
+    Storage, TimeoutUnit,
 };
 
 /// Declares the hosts: the `Host` enum, its list and each variant's spec, from one line per

@@ -50,7 +50,11 @@ pub fn system_root() -> PathBuf {
     SELECTED
         .get()
         .and_then(|(_, r)| r.clone())
-        .or_else(|| std::env::var_os("FABLE_SYSTEM_ROOT").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .or_else(|| {
+            std::env::var_os("FABLE_SYSTEM_ROOT")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
         .map(|p| {
             let p = std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p);
             normalise(&p)

@@ -142,7 +142,11 @@ impl Store {
     /// Records the source's tree cache atomically (a crash leaves the old or the new one).
     pub fn write_tree_cache(&self, key: &str, cache: &TreeCache) -> Result<()> {
         create_dir_all_mode(&self.source_dir(key), self.dir_mode)?;
-        write_atomic(&self.tree_cache_path(key), &cache.to_bytes(), self.file_mode())
+        write_atomic(
+            &self.tree_cache_path(key),
+            &cache.to_bytes(),
+            self.file_mode(),
+        )
     }
 
     /// Writes `source.json` atomically.

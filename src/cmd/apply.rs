@@ -185,6 +185,19 @@ pub fn print_report(report: &ApplyReport) {
     for k in &report.adopted {
         crate::say!("source {k}: {would}record in the inventory (installed by hand before)");
     }
+    for k in &report.other_scope {
+        let scope = fable_installer::home::selected_scope().unwrap_or_default();
+        match scope {
+            fable_installer::home::Scope::User => crate::say!(
+                "source {k}: left to the machine scope (scope = \"machine\"): sudo fable apply --scope machine{}",
+                inventory_arg(report)
+            ),
+            fable_installer::home::Scope::Machine => crate::say!(
+                "source {k}: left to the user scope (not scope = \"machine\"): fable apply{}",
+                inventory_arg(report)
+            ),
+        }
+    }
     for j in &report.journals_cleared {
         crate::say!(
             "journal {}: removed (the interrupted operation is complete)",
@@ -206,4 +219,13 @@ fn print_diffs(report: &ApplyReport) {
         let diff = render::diff(c.before.as_deref().unwrap_or(""), &c.after, &c.path);
         crate::say!("{}", diff.trim_end_matches('\n'));
     }
+}
+
+/// ` -f FILE`: the run of the other scope reads another inventory by default, so the hint names
+/// the one applied.
+fn inventory_arg(report: &ApplyReport) -> String {
+    format!(
+        " -f {}",
+        fable_snapshot::manifest::shell_quote(&report.inventory.to_string_lossy())
+    )
 }

@@ -48,6 +48,11 @@ pub struct InstallArgs {
     /// never trusted. `trust_codex = true` in $FABLE_HOME/config.toml does this on every install.
     #[arg(long)]
     pub trust_codex: bool,
+    /// With --scope machine: `on` makes each host that has the switch (Claude Code's
+    /// allowManagedHooksOnly) run only machine-level hooks, turning off every user's own
+    /// hooks on the machine (asks first; --yes without a terminal); `off` lifts it.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub managed_only: Option<String>,
 }
 
 /// What else `fable install` can install.
@@ -68,6 +73,26 @@ impl Run for InstallArgs {
             return args.run();
         }
         let home = FableHome::from_env()?;
+        if let Some(m) = &self.managed_only {
+            if home.scope() != fable_installer::home::Scope::Machine {
+                return Err(fable_installer::Error::Usage(
+                    "--managed-only applies to the machine scope: sudo fable install --scope machine --managed-only on".into(),
+                )
+                .into());
+            }
+            if m == "on" && !self.dry_run {
+                let answer = prompt::require(
+                    "Turn off every user's own hooks on this machine (only machine-level hooks run)?",
+                    "--managed-only on",
+                    self.json,
+                    false,
+                    "--yes",
+                )?;
+                if answer != prompt::Answer::Yes {
+                    return Ok(prompt::declined());
+                }
+            }
+        }
         let chosen = fable_installer::keys::install_spec(
             &home,
             SourceSpec::from_arg(self.source.as_deref()),
@@ -143,6 +168,25 @@ impl Run for InstallArgs {
         } else {
             code
         };
+        // The managed-only switch, once fable's machine-level hooks are in place.
+        let switched = match (&self.managed_only, opts.dry_run) {
+            (Some(m), false) => {
+                fable_installer::ops::managed_only::set(&home, m == "on", opts.lock_wait)
+                    .context("installed, but cannot set the managed-only switch")?
+            }
+            _ => Vec::new(),
+        };
+        for s in &switched {
+            term::ui().note(format_args!(
+                "fable: managed only {} for {}: {} = {} ({})",
+                if s.on { "on" } else { "off" },
+                s.host,
+                s.key,
+                s.on,
+                render::tilde(&s.path)
+            ));
+        }
+        let recorded = recorded || !switched.is_empty();
         if self.json {
             let wrote = report.changed || trusted_any || recorded || others_changed;
             let changed = json::Changed::of(wrote, report.dry_run);

@@ -38,6 +38,10 @@ struct StatusReport<'a> {
     /// is current.
     current: bool,
     sources: &'a [SourceStatus],
+    /// The machine scope's managed-only switches that fable turned on (each turns off every
+    /// user's own hooks on the machine).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    managed_only: Vec<fable_installer::ops::managed_only::Switch>,
 }
 
 /// How many foreign high-risk hook entries the user's profiles and the current project hold.
@@ -83,10 +87,20 @@ impl Run for StatusArgs {
                 if high_risk == 1 { "y" } else { "ies" }
             ));
         }
+        let managed_only: Vec<_> = match home.scope() {
+            fable_installer::home::Scope::Machine => {
+                fable_installer::ops::managed_only::switches(&home)
+                    .into_iter()
+                    .filter(|s| s.on)
+                    .collect()
+            }
+            fable_installer::home::Scope::User => Vec::new(),
+        };
         if self.json {
             let report = StatusReport {
                 current,
                 sources: &sources,
+                managed_only,
             };
             return json::print(&report, code, json::Changed::Wrote(false));
         }
@@ -95,6 +109,15 @@ impl Run for StatusArgs {
         }
         for s in &sources {
             print_source(s);
+        }
+        for s in &managed_only {
+            crate::say!(
+                "managed only: {} {} = true in {}: {} runs no user, project or local hook of any user on this machine (off: sudo fable install --scope machine --managed-only off)",
+                s.host,
+                s.key,
+                s.path.display(),
+                s.host
+            );
         }
         Ok(code)
     }

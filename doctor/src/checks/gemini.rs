@@ -140,6 +140,20 @@ fn check_folder_trust(parsed: &ParsedProfile, subject: &str, ours: bool) -> Vec<
             format!("{TRUST_WORKSPACE_ENV}=true in this environment: Gemini trusts every folder it starts in"),
         )];
     }
+    if parsed.profile.scope() == fable_installer::home::Scope::Machine {
+        // Each user trusts folders in their own ~/.gemini/trustedFolders.json, which a
+        // machine-scope run does not read.
+        return vec![Finding::new(
+            "profile.folder_trust",
+            Severity::Warn,
+            subject,
+            "folder trust is on (the default): Gemini runs these machine-level hooks, fable's included, only in folders each user trusted in their own ~/.gemini/trustedFolders.json",
+        )
+        .with_fix(format!(
+            "let each user trust their projects (start `gemini` there and choose \"Trust folder\"), or turn folder trust off for the machine with \"security\": {{\"folderTrust\": {{\"enabled\": false}}}} in {}",
+            settings.display()
+        ))];
+    }
     let file = trusted_folders_path(&parsed.profile.dir);
     let trusted = match read_trusted_folders(&file) {
         Ok(trusted) => trusted,

@@ -46,7 +46,10 @@ fn judge(stop: &policy::Stop, profiles: &[Profile]) -> Finding {
         "machine.hooks_disabled",
         severity,
         stop.file.display().to_string(),
-        format!("{shown} = {} ({host}'s machine-level policy): {}", switch.off, switch.effect),
+        format!(
+            "{shown} = {} ({host}'s machine-level policy): {}",
+            switch.off, switch.effect
+        ),
     )
     .with_fix(format!(
         "ask the machine's administrator to change {shown} in {}{}",

@@ -84,7 +84,8 @@ pub fn check_sources(
             Ok(record) => {
                 let spec = resync_spec(&key, &record);
                 let fix = remedies.command(home, &key, record.source.as_deref(), false);
-                let status = source_status(home, &key, record.source.clone(), &readable, &remedies, &[]);
+                let status =
+                    source_status(home, &key, record.source.clone(), &readable, &remedies, &[]);
                 out.extend(
                     check_one_source(
                         home,

@@ -34,6 +34,9 @@ pub struct DesiredState {
     pub git: Vec<GitTarget>,
     /// Every file read, the top one first.
     pub files: Vec<PathBuf>,
+    /// Sources of the other scope, which this run leaves to a run of that scope
+    /// ([`DesiredState::of_scope`]).
+    pub other_scope: Vec<String>,
 }
 
 impl DesiredState {
@@ -45,6 +48,22 @@ impl DesiredState {
     /// True when `name` is a source of the desired state.
     pub fn names(&self, name: &str) -> bool {
         self.source(name).is_some()
+    }
+
+    /// The part of the state of `scope`: a source's `scope`, else the top file's `[defaults]
+    /// scope`, else the user's, decides; the others (and their git targets) are set aside in
+    /// `other_scope` and not applied by this run (one still wired in this scope is pruned
+    /// like any source the state no longer names: it moved to the other scope).
+    pub fn of_scope(mut self, scope: crate::home::Scope) -> Self {
+        let default = self.top.scope.unwrap_or_default();
+        let (mine, other): (Vec<_>, Vec<_>) = std::mem::take(&mut self.sources)
+            .into_iter()
+            .partition(|s| s.source.scope.unwrap_or(default) == scope);
+        self.sources = mine;
+        self.other_scope = other.into_iter().map(|s| s.source.name).collect();
+        let other = &self.other_scope;
+        self.git.retain(|g| !other.contains(&g.source));
+        self
     }
 }
 
@@ -58,6 +77,7 @@ pub fn layered(top: Inventory, user_home: &Path) -> Result<DesiredState> {
         profiles: Vec::new(),
         git: Vec::new(),
         files: Vec::new(),
+        other_scope: Vec::new(),
         top: top.clone(),
     };
     let mut stack = Vec::new();

@@ -39,6 +39,9 @@ pub struct InventorySource {
     /// `doctor --fix` keep that generation wired instead of installing the source as it is now,
     /// until `fable rollback --unpin` or the next `fable install` of the source lifts it.
     pub pin: Option<String>,
+    /// `scope = "user" | "machine"`: whose hooks the source is (else `[defaults] scope`, else
+    /// the user's). A run of one scope applies only that scope's sources.
+    pub scope: Option<crate::home::Scope>,
 }
 
 /// One `[[git]]`: a repository whose git hooks come from a source.
@@ -88,6 +91,8 @@ pub struct Inventory {
     pub prune: bool,
     /// `[defaults] trust_codex` (default false), as `trust_codex` in config.toml.
     pub trust_codex: bool,
+    /// `[defaults] scope`: the scope of a source that names none (else the user's).
+    pub scope: Option<crate::home::Scope>,
     pub sources: Vec<InventorySource>,
     pub profiles: Vec<RegisteredProfile>,
     pub git: Vec<GitTarget>,
@@ -148,6 +153,7 @@ impl Inventory {
             disabled_hosts: Vec::new(),
             prune: true,
             trust_codex: false,
+            scope: None,
             sources: Vec::new(),
             profiles: Vec::new(),
             git: Vec::new(),
@@ -196,6 +202,9 @@ impl Inventory {
         }
         if let Some(pin) = &source.pin {
             t.insert("pin", toml_edit::value(pin));
+        }
+        if let Some(scope) = source.scope {
+            t.insert("scope", toml_edit::value(scope.as_str()));
         }
         self.tables_mut("source")?.push(t);
         self.sources.push(source.clone());

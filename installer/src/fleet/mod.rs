@@ -106,7 +106,12 @@ pub fn source_dir(home: &FableHome, s: &inventory::InventorySource) -> Option<Pa
 
 /// The inventory entry `fable install` records for a source it installed by hand: the
 /// bundled evaluator as `builtin`, a checkout under its installed key.
-pub fn hand_installed(key: &str, checkout: Option<&Path>) -> inventory::InventorySource {
+/// A source recorded by a machine-scope run says `scope = "machine"`.
+pub fn hand_installed(
+    key: &str,
+    checkout: Option<&Path>,
+    scope: crate::home::Scope,
+) -> inventory::InventorySource {
     inventory::InventorySource {
         name: key.to_string(),
         kind: match checkout {
@@ -114,5 +119,6 @@ pub fn hand_installed(key: &str, checkout: Option<&Path>) -> inventory::Inventor
             Some(p) => inventory::SourceKind::Path(p.to_path_buf()),
         },
         pin: None,
+        scope: (scope == crate::home::Scope::Machine).then_some(scope),
     }
 }

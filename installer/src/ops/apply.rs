@@ -71,6 +71,10 @@ pub struct ApplyReport {
     /// machine's inventory instead of pruned (once, when `applied.json` is migrated).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub adopted: Vec<String>,
+    /// Sources of the other scope (`scope = "machine"` in a user-scope run, or the reverse),
+    /// left to a run of that scope.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_scope: Vec<String>,
     /// Journals of interrupted operations this reconcile completed, and temp files of journals
     /// or ownership records whose write a kill cut off, removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -246,6 +250,7 @@ pub fn apply_with(
         pruned: pruned.clone(),
         needs_consent: needs_consent.clone(),
         adopted: adopted.clone(),
+        other_scope: desired.other_scope.clone(),
         journals_cleared: Vec::new(),
         changes,
     };
@@ -382,7 +387,11 @@ pub fn apply_with(
             let mut machine = crate::fleet::load(&home.machine())?;
             for key in &adopted {
                 let checkout = home.store().read_record(key)?.and_then(|r| r.source);
-                machine.add_source(&crate::fleet::hand_installed(key, checkout.as_deref()))?;
+                machine.add_source(&crate::fleet::hand_installed(
+                    key,
+                    checkout.as_deref(),
+                    home.scope(),
+                ))?;
             }
             machine.save()?;
         }

@@ -9,6 +9,7 @@ pub mod gc;
 pub mod git_hooks;
 pub mod install;
 mod install_report;
+pub mod managed_only;
 pub mod pinned;
 mod planner;
 pub mod profile;

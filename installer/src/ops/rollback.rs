@@ -135,7 +135,7 @@ fn pin(
         if !crate::fleet::inventory::valid_name(key) {
             return Ok(None);
         }
-        changed |= inv.add_source(&crate::fleet::hand_installed(key, checkout))?;
+        changed |= inv.add_source(&crate::fleet::hand_installed(key, checkout, home.scope()))?;
     }
     changed |= inv.set_pin(key, Some(to))?;
     if changed {

@@ -16,7 +16,7 @@ use crate::lock::InstallLock;
 
 /// The layered desired state this home applies (the inventory and every file it includes).
 pub fn desired_state(home: &FableHome) -> Result<DesiredState> {
-    layered(crate::fleet::load(home)?, home.user_home())
+    Ok(layered(crate::fleet::load(home)?, home.user_home())?.of_scope(home.scope()))
 }
 
 /// What is wired on this machine, read from disk: every source with a directory in the store,
@@ -70,8 +70,8 @@ pub fn record_source(
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let mut inv = crate::fleet::load(home)?;
-    let changed =
-        inv.add_source(&crate::fleet::hand_installed(key, checkout))? | inv.set_pin(key, None)?;
+    let changed = inv.add_source(&crate::fleet::hand_installed(key, checkout, home.scope()))?
+        | inv.set_pin(key, None)?;
     if changed {
         inv.save()?;
     }
@@ -116,7 +116,11 @@ pub fn record_git(
     home.ensure()?;
     let _lock = InstallLock::acquire(&home.lock_path(), lock_wait)?;
     let mut inv = crate::fleet::load(home)?;
-    let mut changed = inv.add_source(&crate::fleet::hand_installed(&target.source, checkout))?;
+    let mut changed = inv.add_source(&crate::fleet::hand_installed(
+        &target.source,
+        checkout,
+        home.scope(),
+    ))?;
     changed |= inv.add_git(target)?;
     if changed {
         inv.save()?;

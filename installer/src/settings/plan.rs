@@ -466,10 +466,12 @@ pub fn write_plans(home: &FableHome, plans: &[&ProfilePlan]) -> Result<()> {
             }
         }
         crate::testpoint::pause("before-rename");
-        let written =
-            fable_snapshot::fsutil::write_atomic_if(path, after.as_bytes(), first.profile.new_file_mode(), |at| {
-                fence::unchanged(at, stamp.as_ref(), before.as_deref())
-            })?;
+        let written = fable_snapshot::fsutil::write_atomic_if(
+            path,
+            after.as_bytes(),
+            first.profile.new_file_mode(),
+            |at| fence::unchanged(at, stamp.as_ref(), before.as_deref()),
+        )?;
         if written {
             crate::testpoint::count("write", path);
             crate::testpoint::pause("after-rename");

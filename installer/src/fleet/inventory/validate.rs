@@ -27,9 +27,11 @@ pub(super) struct Validator<'a> {
 const TOP: &[&str] = &[
     "schema", "include", "defaults", "hosts", "source", "profile", "git", "allow",
 ];
-const DEFAULTS: &[&str] = &["hosts", "prune", "trust_codex"];
+const DEFAULTS: &[&str] = &["hosts", "prune", "trust_codex", "scope"];
 const HOST: &[&str] = &["enabled"];
-const SOURCE: &[&str] = &["name", "path", "git", "ref", "subdir", "builtin", "pin"];
+const SOURCE: &[&str] = &[
+    "name", "path", "git", "ref", "subdir", "builtin", "pin", "scope",
+];
 const PROFILE: &[&str] = &["host", "dir"];
 const GIT: &[&str] = &["repo", "source", "hooks_path"];
 const ALLOW: &[&str] = &["command", "sha256"];
@@ -110,6 +112,7 @@ impl Validator<'_> {
             }
             inv.prune = self.bool(t, "prune")?.unwrap_or(true);
             inv.trust_codex = self.bool(t, "trust_codex")?.unwrap_or(false);
+            inv.scope = self.scope(t)?;
         }
         if let Some(h) = root.get("hosts") {
             let t = self.table(h, "hosts")?;
@@ -354,7 +357,27 @@ impl Validator<'_> {
             }
             Err(_) => None,
         };
-        Ok(InventorySource { name, kind, pin })
+        let scope = self.scope(t)?;
+        Ok(InventorySource {
+            name,
+            kind,
+            pin,
+            scope,
+        })
+    }
+
+    /// `scope = "user"` or `"machine"` in `t`, if it is there.
+    fn scope(&self, t: &Table) -> Result<Option<crate::home::Scope>> {
+        match self.string(t, "scope", false)? {
+            Ok((s, span)) => crate::home::Scope::parse(&s).map(Some).ok_or_else(|| {
+                self.err(
+                    span,
+                    &format!("unknown scope {s:?}"),
+                    "write scope = \"user\" (your profiles) or scope = \"machine\" (every user's, applied as root with --scope machine)",
+                )
+            }),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Refuses keys not in `allowed`.
