@@ -17,6 +17,7 @@ mod json;
 mod keys;
 mod layout;
 mod list;
+mod machine_scope;
 mod new_hosts;
 mod nudge;
 mod opencode_host;
