@@ -22,8 +22,11 @@ use fable_installer::settings::plan::{parse_settings, read_settings};
 use crate::finding::{Finding, Severity};
 
 /// A project file that can switch a host's hooks off: host, path under the project, the JSON
-/// pointer of the switch, the value that means off, and how the finding names it.
-type Switch = (Host, &'static str, &'static str, bool, &'static str);
+/// pointer of the switch, the value that means off, how the finding names it, and whether the
+/// host still runs machine-level (managed) hooks there: Claude Code 2.1.332 does (measured in
+/// tests/hosts-e2e/machine.py: fable's machine-scope entries fire in a project with
+/// `disableAllHooks`; its user-level ones do not).
+type Switch = (Host, &'static str, &'static str, bool, &'static str, bool);
 
 /// The switches, as each host documents them.
 const SWITCHES: &[Switch] = &[
@@ -33,6 +36,7 @@ const SWITCHES: &[Switch] = &[
         "/disableAllHooks",
         true,
         "\"disableAllHooks\": true",
+        true,
     ),
     (
         Host::Claude,
@@ -40,6 +44,7 @@ const SWITCHES: &[Switch] = &[
         "/disableAllHooks",
         true,
         "\"disableAllHooks\": true",
+        true,
     ),
     (
         Host::Qwen,
@@ -47,6 +52,7 @@ const SWITCHES: &[Switch] = &[
         "/disableAllHooks",
         true,
         "\"disableAllHooks\": true",
+        true,
     ),
     (
         Host::Gemini,
@@ -54,6 +60,7 @@ const SWITCHES: &[Switch] = &[
         "/hooksConfig/enabled",
         false,
         "\"hooksConfig\": {\"enabled\": false}",
+        false,
     ),
 ];
 
@@ -69,7 +76,7 @@ pub fn check_project_switches(cwd: &Path, user_home: &Path, profiles: &[Profile]
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (host, rel, pointer, off, shown) in SWITCHES {
+    for (host, rel, pointer, off, shown, spares_machine) in SWITCHES {
         let path = root.join(rel);
         let Ok(Some(text)) = read_settings(&path) else {
             continue;
@@ -81,7 +88,15 @@ pub fn check_project_switches(cwd: &Path, user_home: &Path, profiles: &[Profile]
         if doc.value.pointer(pointer) != Some(&Value::Bool(*off)) {
             continue;
         }
-        let wired = profiles.iter().any(|p| p.host == *host);
+        let user = fable_installer::home::Scope::User;
+        let wired = profiles
+            .iter()
+            .any(|p| p.host == *host && (p.scope() == user || !spares_machine));
+        let which = if *spares_machine {
+            "user-level hooks, fable's included; machine-level ones still run"
+        } else {
+            "hooks, fable's included"
+        };
         let severity = if wired {
             Severity::Error
         } else {
@@ -93,7 +108,7 @@ pub fn check_project_switches(cwd: &Path, user_home: &Path, profiles: &[Profile]
                 severity,
                 path.display().to_string(),
                 format!(
-                    "{shown}: {host} runs no hook in this project ({}), fable's included",
+                    "{shown}: {host} runs none of its {which} in this project ({})",
                     root.display()
                 ),
             )
