@@ -172,8 +172,32 @@ pub(crate) fn plan(
         .collect();
     let selected = profiles::filter(all, &opts.hosts, &opts.profile_dirs);
     if selected.is_empty() && !(opts.hosts.is_empty() && opts.profile_dirs.is_empty()) {
+        let enable = match home.scope() {
+            crate::home::Scope::User => {
+                "a host is enabled when its directory exists, or with `fable profile add HOST DIR`"
+                    .to_string()
+            }
+            crate::home::Scope::Machine => {
+                let dirs: Vec<String> = opts
+                    .hosts
+                    .iter()
+                    .filter_map(|h| {
+                        let tier = h.machine_tier()?;
+                        Some(home.system_root().join(tier.dir).display().to_string())
+                    })
+                    .collect();
+                if dirs.is_empty() {
+                    "fable writes no machine tier for that host".to_string()
+                } else {
+                    format!(
+                        "a host's machine tier is wired once its directory exists: create {} (mkdir -m 755)",
+                        dirs.join(", ")
+                    )
+                }
+            }
+        };
         return Err(Error::Usage(format!(
-            "no profile matches --host/--profile (known profiles: {}); a host is enabled when its directory exists, or with `fable profile add HOST DIR`",
+            "no profile matches --host/--profile (known profiles: {}); {enable}",
             known.join(", ")
         )));
     }
