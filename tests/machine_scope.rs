@@ -67,13 +67,19 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     let gemini = root.join("etc/gemini-cli/settings.json");
     let text = std::fs::read_to_string(&gemini).unwrap();
     assert_eq!(mode(&gemini), 0o640);
-    assert!(text.contains("// the administrator's own settings"), "{text}");
+    assert!(
+        text.contains("// the administrator's own settings"),
+        "{text}"
+    );
     assert!(text.contains("echo admin"), "{text}");
     assert!(text.contains("fable-hook"), "{text}");
     // No `/etc` directory of a host the machine does not have; nothing of the user's.
     assert!(!root.join("etc/augment").exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);
-    assert!(!env.fable_home.exists(), "the user's FABLE_HOME was created");
+    assert!(
+        !env.fable_home.exists(),
+        "the user's FABLE_HOME was created"
+    );
 
     // Again: nothing to do.
     let again = env.json(["--scope", "machine", "install", "--json"]);
@@ -135,9 +141,19 @@ fn the_machine_scope_is_refused_to_a_user_who_does_not_own_the_system_root() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("only the owner of the system root"), "{stderr}");
-    assert!(stderr.contains("fix: sudo fable --scope machine install"), "{stderr}");
-    assert_eq!(crate::util::tree_listing(&root), before, "something was written");
+    assert!(
+        stderr.contains("only the owner of the system root"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fix: sudo fable --scope machine install"),
+        "{stderr}"
+    );
+    assert_eq!(
+        crate::util::tree_listing(&root),
+        before,
+        "something was written"
+    );
 }
 
 #[test]
@@ -166,7 +182,10 @@ fn the_inventorys_scope_splits_one_state_between_the_user_and_the_machine() {
         "{user}"
     );
     let mine = std::fs::read_to_string(env.claude_settings()).unwrap();
-    assert!(mine.contains("fable-hook") && !mine.contains("team-stop"), "{mine}");
+    assert!(
+        mine.contains("fable-hook") && !mine.contains("team-stop"),
+        "{mine}"
+    );
     assert!(!dropin.exists());
 
     let machine_run = env.ok(["--scope", "machine", "apply", "-f", inv, "--yes"]);
@@ -175,7 +194,10 @@ fn the_inventorys_scope_splits_one_state_between_the_user_and_the_machine() {
         "{machine_run}"
     );
     let managed = std::fs::read_to_string(&dropin).unwrap();
-    assert!(managed.contains("team-stop") && !managed.contains("fable-hook"), "{managed}");
+    assert!(
+        managed.contains("team-stop") && !managed.contains("fable-hook"),
+        "{managed}"
+    );
 
     // The team source moves to the user scope: each scope's reconcile follows.
     write(&inventory, &text(""));
@@ -211,7 +233,14 @@ fn a_managed_only_switch_makes_user_entries_inert_and_is_asked_for() {
     assert_ne!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--scope machine"));
 
-    env.ok(["--scope", "machine", "install", "--managed-only", "on", "--yes"]);
+    env.ok([
+        "--scope",
+        "machine",
+        "install",
+        "--managed-only",
+        "on",
+        "--yes",
+    ]);
     assert_eq!(mode(&switch), 0o644);
     let machine_status = env.json(["--scope", "machine", "status", "--json"]);
     assert_eq!(
@@ -235,7 +264,8 @@ fn a_managed_only_switch_makes_user_entries_inert_and_is_asked_for() {
     assert_eq!(claude["state"], "inert", "{status}");
     let message = claude["message"].as_str().unwrap();
     assert!(
-        message.starts_with("allowManagedHooksOnly in ") && message.contains("fable-managed-only.json"),
+        message.starts_with("allowManagedHooksOnly in ")
+            && message.contains("fable-managed-only.json"),
         "{message}"
     );
     assert!(claude["fix"].as_str().unwrap().contains("--scope machine"));

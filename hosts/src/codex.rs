@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{MachineSwitch, EntrySpec, HostSpec, SettingsLocation, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, ToolTable};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -57,6 +57,20 @@ impl HostSpec for Codex {
     }
     fn name(&self) -> &'static str {
         "codex"
+    }
+
+    /// `/etc/codex/hooks.json`, the system config layer's hook file: Codex 0.171 lists its
+    /// entries with source `system`, `isManaged: true` and trust status `managed` (no per-hook
+    /// trust), and keeps them under `allow_managed_hooks_only` (measured with `codex
+    /// app-server` hooks/list, tests/hosts-e2e/machine.py). The switch itself lives in the
+    /// administrator's `requirements.toml`, which fable does not edit.
+    fn machine_tier(&self) -> Option<MachineTier> {
+        Some(MachineTier {
+            dir: "etc/codex",
+            file_name: "hooks.json",
+            storage: Storage::SharedFile,
+            managed_only: None,
+        })
     }
 
     fn location(&self) -> SettingsLocation {

@@ -67,6 +67,12 @@ impl HostSpec for Copilot {
         &["copilot-cli", "github-copilot", "copilot_cli"]
     }
 
+    // No machine tier: the documented policy hooks directory `/etc/github-copilot/policy.d/`
+    // is not read by Copilot CLI 1.0.102 (measured: a policy file of fable's there, root-owned
+    // 0644 in the user format, fired nothing with the real client, tests/hosts-e2e/machine.py).
+    // When a version that reads it is pinned, its tier is `etc/github-copilot/policy.d`, one
+    // owned file per source, behind that version.
+
     fn location(&self) -> SettingsLocation {
         SettingsLocation {
             env_var: Some("COPILOT_HOME"),

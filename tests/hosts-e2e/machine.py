@@ -7,7 +7,7 @@ reports exactly that; a project's `disableAllHooks` silences every user-level ho
 machine-level ones still run: Claude Code does not let a project turn managed hooks off) and
 the doctor, run inside that project, says so.
 
-Cases: machine-scope (Claude Code, Gemini), managed-only and project-off (Claude Code)."""
+Cases: machine-scope (Claude Code, Gemini, Codex), managed-only and project-off (Claude Code)."""
 
 import json
 import os
@@ -16,8 +16,12 @@ import subprocess
 import fakemodel as fm
 import hosts as H
 
-# Hosts whose machine tier fable writes and whose client reads it offline here.
-MACHINE_HOSTS = {"claude", "gemini"}
+# Hosts whose machine tier fable writes, and the /etc directory the administrator creates
+# first (fable wires a host's machine tier only once that directory exists; Claude Code's is
+# always wired).
+# Copilot CLI 1.0.102 reads no policy directory (/etc/github-copilot/policy.d fired nothing
+# when tried here), so fable writes no machine tier for it.
+MACHINE_HOSTS = {"claude": None, "gemini": "/etc/gemini-cli", "codex": "/etc/codex"}
 CASES = ["machine-scope", "managed-only", "project-off"]
 USER_MARK = "user-level-probe"
 
@@ -85,10 +89,10 @@ def machine_cases(inner_cls, inn, host, fable, main_runs):
     m.dns = inn.dns
     try:
         H.setup_profile(host, m.env)
-        if host == "gemini":
+        if MACHINE_HOSTS[host]:
             # The administrator's step: the host's /etc directory (fable does not create a
             # host's /etc directory on a machine without that host).
-            os.makedirs("/etc/gemini-cli", mode=0o755, exist_ok=True)
+            os.makedirs(MACHINE_HOSTS[host], mode=0o755, exist_ok=True)
         m.sh([fable, "--scope", "machine", "install", "--host", host])
         m.sh([fable, "--scope", "machine", "install", m.probe_source(), "--host", host])
         user_files = []
