@@ -35,6 +35,7 @@ fn machine(env: &TestEnv) -> std::path::PathBuf {
 fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     let env = TestEnv::new();
     let root = machine(&env);
+    std::fs::create_dir_all(root.join("etc/codex")).unwrap();
     let user_settings = std::fs::read(env.claude_settings()).unwrap();
     let first = env.json(["--scope", "machine", "install", "--json"]);
     assert_eq!(first["changed"], true, "{first}");
@@ -73,6 +74,10 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     );
     assert!(text.contains("echo admin"), "{text}");
     assert!(text.contains("fable-hook"), "{text}");
+    // Codex: its system layer's hooks.json, a file of fable's own (0644).
+    let codex = root.join("etc/codex/hooks.json");
+    assert_eq!(mode(&codex), 0o644);
+    assert!(std::fs::read_to_string(&codex).unwrap().contains("--host codex"));
     // No `/etc` directory of a host the machine does not have; nothing of the user's.
     assert!(!root.join("etc/augment").exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);
@@ -113,6 +118,7 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     assert_eq!(std::fs::read_to_string(&gemini).unwrap(), GEMINI_SYSTEM);
     assert_eq!(mode(&gemini), 0o640);
     assert!(!dropin.exists());
+    assert!(!codex.exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);
 }
 
