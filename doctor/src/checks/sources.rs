@@ -158,7 +158,7 @@ pub(super) fn check_current(
     subject: &str,
 ) -> Vec<Finding> {
     let store = home.store();
-    let link = store.current_link(key);
+    let link = store.current_dir(key);
     match store.current_hash(key) {
         None => vec![with_install(
             Finding::new(
