@@ -275,7 +275,13 @@ impl Store {
                 current.display()
             )));
         }
-        crate::mirror::verify(&current, &self.gen_dir(key, hash))
+        self.verify_mirror(key, hash)
+    }
+
+    /// Whether `current` mirrors generation `hash` file for file (the generation itself is not
+    /// re-hashed; [`crate::mirror::verify`]): `None` when it does.
+    pub fn verify_mirror(&self, key: &str, hash: &str) -> Result<Option<String>> {
+        crate::mirror::verify(&self.current_dir(key), &self.gen_dir(key, hash))
     }
 
     /// Tree hash of a directory's files, as a generation records them.
