@@ -155,7 +155,9 @@ fn hooks_run_from_a_symlink_free_current_across_updates_and_rollback() {
     let commands = stop_commands(&env);
     assert_eq!(commands.len(), 2);
     assert!(
-        commands.iter().all(|c| c.contains(&format!("{}/", current.display()))),
+        commands
+            .iter()
+            .all(|c| c.contains(&format!("{}/", current.display()))),
         "{commands:?}"
     );
     // No component at or under `current` is a symlink; the marker names the generation, whose
@@ -176,7 +178,11 @@ fn hooks_run_from_a_symlink_free_current_across_updates_and_rollback() {
     install(&env, &src);
     let gen2 = current_generation(&dir);
     assert_ne!(gen1, gen2);
-    assert_eq!(stop_commands(&env), commands, "wired commands are byte-stable");
+    assert_eq!(
+        stop_commands(&env),
+        commands,
+        "wired commands are byte-stable"
+    );
     assert!(symlinks_under(&current).is_empty());
     let ran = run_stop(&env);
     assert_node_ran(&ran, &current, "v2", node);
@@ -214,12 +220,8 @@ fn doctor(env: &TestEnv, args: &[&str]) -> (i32, Value) {
         .arg("--json")
         .output()
         .unwrap();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap_or(-1), report)
 }
 
@@ -296,7 +298,10 @@ fn a_symlink_current_of_an_older_version_works_until_the_next_install_replaces_i
     let ran = run_stop(&env);
     assert_eq!(ran.sh, "v1 differ");
     if node {
-        assert_eq!(ran.node, None, "through a symlink the Node idiom does nothing");
+        assert_eq!(
+            ran.node, None,
+            "through a symlink the Node idiom does nothing"
+        );
     }
     let (_, report) = doctor(&env, &["--no-probe"]);
     let warns = open(&report, "source.current", "warn");
@@ -320,6 +325,9 @@ fn a_symlink_current_of_an_older_version_works_until_the_next_install_replaces_i
     assert_eq!(ran.sh, "v1 same");
     assert_node_ran(&ran, &current, "v1", node);
     let (code, report) = doctor(&env, &["--no-probe"]);
-    assert!(open(&report, "source.current", "warn").is_empty(), "{report:#}");
+    assert!(
+        open(&report, "source.current", "warn").is_empty(),
+        "{report:#}"
+    );
     assert_eq!(code, 0, "{report:#}");
 }

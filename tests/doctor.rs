@@ -533,7 +533,10 @@ fn dangling_current_is_repaired() {
     );
     fix_converges(&env, &src, "source.current");
     assert!(link.join("hooks/x.sh").is_file());
-    assert!(std::fs::symlink_metadata(&link).unwrap().is_dir(), "replaced by a mirror");
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().is_dir(),
+        "replaced by a mirror"
+    );
 }
 
 #[test]

@@ -168,8 +168,7 @@ fn copy_file(src: &Path, dst: &Path, mode: u32) -> Result<()> {
         .open(dst)
         .at(dst)?;
     std::io::copy(&mut from, &mut to).at(dst)?;
-    to.set_permissions(fs::Permissions::from_mode(mode))
-        .at(dst)
+    to.set_permissions(fs::Permissions::from_mode(mode)).at(dst)
 }
 
 /// Puts the complete mirror `tmp` in place of `current`; afterwards `tmp` holds what `current`

@@ -65,7 +65,10 @@ fn switch_mirrors_with_hard_links_and_replaces_the_old_mirror() {
     assert_eq!(verify(&current, &g2).unwrap(), None);
     // Nothing left beside it; the old generation is intact.
     assert_eq!(names(&src), ["current", "gen"]);
-    assert_eq!(fs::read_to_string(g1.join("hooks/run.sh")).unwrap(), "echo 1");
+    assert_eq!(
+        fs::read_to_string(g1.join("hooks/run.sh")).unwrap(),
+        "echo 1"
+    );
 }
 
 #[test]
@@ -122,7 +125,10 @@ fn verify_names_what_differs_from_the_generation() {
     fs::remove_file(current.join("hooks/lib/util.mjs")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", current.join("hooks/lib/util.mjs")).unwrap();
     let p = verify(&current, &g1).unwrap().unwrap();
-    assert!(p.contains("hooks/lib/util.mjs is not a regular file"), "{p}");
+    assert!(
+        p.contains("hooks/lib/util.mjs is not a regular file"),
+        "{p}"
+    );
     fs::remove_file(current.join("hooks/lib/util.mjs")).unwrap();
     let p = verify(&current, &g1).unwrap().unwrap();
     assert!(p.contains("hooks/lib/util.mjs is missing"), "{p}");
@@ -146,7 +152,9 @@ fn leftovers_of_dead_switches_are_swept_and_never_read() {
     let live = src.join(format!("{NEW_PREFIX}{}-3", std::process::id()));
     fs::create_dir_all(&live).unwrap();
     assert_eq!(read_hash(&current).as_deref(), Some("aa11"));
-    assert!(holds_source_files(&partial.file_name().unwrap().to_string_lossy()));
+    assert!(holds_source_files(
+        &partial.file_name().unwrap().to_string_lossy()
+    ));
     let mut swept = sweep(&src);
     swept.sort();
     assert_eq!(swept, [partial.clone(), aside.clone()]);

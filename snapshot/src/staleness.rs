@@ -53,7 +53,8 @@ pub fn locate(exe: &Path) -> Option<Origin> {
     let mut dir = exe.parent();
     while let Some(d) = dir {
         let parent = d.parent()?;
-        let (source_dir, generation) = if d.file_name().is_some_and(|n| n == crate::mirror::CURRENT) {
+        let (source_dir, generation) = if d.file_name().is_some_and(|n| n == crate::mirror::CURRENT)
+        {
             (parent, None)
         } else if parent.file_name().is_some_and(|n| n == "gen") {
             (parent.parent()?, Some(d.file_name()?.to_str()?.to_string()))
