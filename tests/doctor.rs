@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::util::{write, TestEnv};
+use crate::util::{current_generation, write, TestEnv};
 
 const MANIFEST: &str = r#"{
   "hooks": {
@@ -376,10 +376,8 @@ fn stale_but_stable_is_a_warning_and_fix_resyncs() {
 }
 
 fn current_gen(env: &TestEnv, key: &str) -> PathBuf {
-    let link = env.fable_home.join("sources").join(key).join("current");
-    link.parent()
-        .unwrap()
-        .join(std::fs::read_link(&link).unwrap())
+    let dir = env.fable_home.join("sources").join(key);
+    dir.join(current_generation(&dir))
 }
 
 #[test]
@@ -448,6 +446,22 @@ fn deleted_generation_is_resynced() {
     let gen = current_gen(&env, &key);
     make_tree_writable(&gen);
     std::fs::remove_dir_all(&gen).unwrap();
+    // The generation alone: its hooks still run from the `current` mirror, which can no longer
+    // be verified.
+    let (_, report) = doctor(&env, &[]);
+    let errors = open_errors(&report);
+    assert_eq!(errors.len(), 1, "{report:#}");
+    assert_eq!(errors[0]["id"], "source.current");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deleted generation): its wired commands still run the mirror"),
+        "{report:#}"
+    );
+    assert!(!open(&report, "probe.ok", "ok").is_empty(), "{report:#}");
+    // The whole snapshot: `current` too.
+    std::fs::remove_dir_all(gen.parent().unwrap().parent().unwrap().join("current")).unwrap();
     let (_, report) = doctor(&env, &[]);
     // One error: the deleted snapshot. What follows from it is listed under it, with its fix.
     let errors = open_errors(&report);
@@ -457,7 +471,7 @@ fn deleted_generation_is_resynced() {
     assert!(root["message"]
         .as_str()
         .unwrap()
-        .contains("deleted generation"));
+        .contains("no generation is live, so its wired commands do nothing"));
     assert_eq!(root["fix"], "fable doctor --fix");
     let consequences = root["consequences"].as_array().unwrap();
     let count = |id: &str| consequences.iter().filter(|c| c["id"] == id).count();
@@ -508,7 +522,8 @@ fn dangling_current_is_repaired() {
     install(&env, &src);
     let key = key_of(&env, &src);
     let link = env.fable_home.join("sources").join(&key).join("current");
-    std::fs::remove_file(&link).unwrap();
+    // A symlink of an older version, naming a generation that is gone.
+    std::fs::remove_dir_all(&link).unwrap();
     std::os::unix::fs::symlink(format!("gen/{}", "0".repeat(64)), &link).unwrap();
     // The intact generation is not current, but it is not garbage either.
     let (_, report) = doctor(&env, &["--no-probe"]);
@@ -518,6 +533,10 @@ fn dangling_current_is_repaired() {
     );
     fix_converges(&env, &src, "source.current");
     assert!(link.join("hooks/x.sh").is_file());
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().is_dir(),
+        "replaced by a mirror"
+    );
 }
 
 #[test]

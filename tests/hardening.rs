@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{write, TestEnv};
+use crate::util::{current_generation, write, TestEnv};
 
 const MANIFEST: &str = r#"{
   "hooks": {
@@ -299,7 +299,7 @@ fn a_failed_record_write_leaves_current_on_the_old_version() {
     let src = make_source(&env, "plugin");
     assert!(install_cmd(&env, &src).output().unwrap().status.success());
     let dir = only_source_dir(&env);
-    let before = std::fs::read_link(dir.join("current")).unwrap();
+    let before = current_generation(&dir);
     write(&src.join("hooks/x.py"), "print('v2')\n");
     // An immutable record reads fine but cannot be replaced (as on a full disk).
     if !immutable(&dir.join("source.json"), true) {
@@ -309,7 +309,7 @@ fn a_failed_record_write_leaves_current_on_the_old_version() {
     let out = install_cmd(&env, &src).output().unwrap();
     immutable(&dir.join("source.json"), false);
     assert!(!out.status.success(), "{out:?}");
-    assert_eq!(std::fs::read_link(dir.join("current")).unwrap(), before);
+    assert_eq!(current_generation(&dir), before);
 }
 
 /// An install into a FABLE_HOME (or `sources/`) other users can write is refused with the fix.

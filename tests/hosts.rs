@@ -139,7 +139,7 @@ fn the_evaluator_is_wired_as_a_short_command_that_still_fails_open() {
         .join(".fable/sources/default/current/bin/fable-hook");
     assert_eq!(stop, format!("\"{}\" stop --host claude", bin.display()));
     // With the snapshot gone, the command neither blocks (exit 2) nor prints anything.
-    std::fs::remove_file(env.home.join(".fable/sources/default/current")).unwrap();
+    std::fs::remove_dir_all(env.home.join(".fable/sources/default/current")).unwrap();
     let out = std::process::Command::new("sh")
         .args(["-c", &stop])
         .stdin(std::process::Stdio::null())

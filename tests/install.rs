@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{tree_listing, write, TestEnv};
+use crate::util::{current_generation, tree_listing, write, TestEnv};
 
 const MANIFEST: &str = r#"{
   "description": "test plugin",
@@ -166,7 +166,7 @@ fn malformed_settings_fail_and_change_nothing() {
         &env.claude_settings(),
         "{\n  \"model\": \"opus\",\n  \"hooks\": {,\n}\n",
     );
-    let current = std::fs::read_link(env.only_source_dir().join("current")).unwrap();
+    let current = current_generation(&env.only_source_dir());
     let listing = tree_listing(&env.home);
     let out = env.run([Path::new("install").as_os_str(), src.as_os_str()]);
     assert_eq!(out.status.code(), Some(1));
@@ -177,10 +177,7 @@ fn malformed_settings_fail_and_change_nothing() {
     );
     assert_eq!(tree_listing(&env.home), listing);
     let key_dir = env.only_source_dir();
-    assert_eq!(
-        std::fs::read_link(key_dir.join("current")).unwrap(),
-        current
-    );
+    assert_eq!(current_generation(&key_dir), current);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::util::{fable_bin, write, TestEnv};
+use crate::util::{current_generation, fable_bin, write, TestEnv};
 
 const MANIFEST: &str = r#"{
   "hooks": {
@@ -299,7 +299,7 @@ fn rollback_without_an_argument_lists_several_candidates_and_exits_2() {
     let b = make_source(&env, "src/beta");
     with_history(&env, &a);
     with_history(&env, &b);
-    let before = std::fs::read_link(env.fable_home.join("sources/alpha/current")).unwrap();
+    let before = current_generation(&env.fable_home.join("sources/alpha"));
     let err = usage_error(&env, ["rollback", "--yes"]);
     assert!(
         err.contains("several sources have a previous generation")
@@ -313,7 +313,7 @@ fn rollback_without_an_argument_lists_several_candidates_and_exits_2() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["error"]["kind"], "usage");
     assert_eq!(
-        std::fs::read_link(env.fable_home.join("sources/alpha/current")).unwrap(),
+        current_generation(&env.fable_home.join("sources/alpha")),
         before
     );
 }

@@ -5,6 +5,7 @@ mod util;
 
 mod codex_trust;
 mod control_files;
+mod current_dir;
 mod doctor;
 mod doctor_cache;
 mod evaluator;

@@ -44,10 +44,13 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// True when committing would write a new generation or switch `current`.
+    /// True when committing would write a new generation or switch `current` (also to
+    /// replace a `current` symlink left by an older version with a mirror).
     pub fn needs_sync(&self, home: &FableHome) -> bool {
+        let store = home.store();
         self.current.as_deref() != Some(self.tree_hash.as_str())
-            || !home.store().current_is_complete(&self.key)
+            || !store.current_is_complete(&self.key)
+            || store.current_is_legacy(&self.key)
     }
 
     /// True when the record (stat cache, tree hash) or the tree cache differs from what
@@ -235,10 +238,11 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
             fable_snapshot::fsutil::create_dir_all_mode(&data, 0o700)?;
         }
     }
-    let previous = if switching {
-        p.current.clone().filter(|c| *c != p.tree_hash)
-    } else {
-        p.record.as_ref().and_then(|r| r.previous.clone())
+    // A switch to another generation makes the one it leaves the previous; re-making the same
+    // one current (a repair, replacing an older version's symlink) keeps the rollback target.
+    let previous = match &p.current {
+        Some(c) if switching && *c != p.tree_hash => Some(c.clone()),
+        _ => p.record.as_ref().and_then(|r| r.previous.clone()),
     };
     if switching || p.record_stale() {
         let record = SourceRecord {
@@ -269,7 +273,11 @@ pub fn commit(home: &FableHome, p: &Prepared, rewrite: bool) -> Result<Synced> {
         key: p.key.clone(),
         source: p.source.clone(),
         tree_hash: p.tree_hash.clone(),
-        previous_tree_hash: if switching { previous } else { None },
+        previous_tree_hash: if switching {
+            p.current.clone().filter(|c| *c != p.tree_hash)
+        } else {
+            None
+        },
         changed: switching,
         notes: p.manifest.notes.clone(),
     })

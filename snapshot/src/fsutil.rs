@@ -1,5 +1,5 @@
 //! Crash-safe file primitives shared by every crate that writes: atomic, symlink-preserving
-//! writes that keep the file's mode, atomic symlink switches, and directory fsync.
+//! writes that keep the file's mode, and directory fsync.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -330,22 +330,6 @@ pub fn probe_writable(path: &Path, data: &[u8]) -> Result<()> {
             path.display()
         ),
     })
-}
-
-/// Points `link` at `target` atomically (new symlink beside it, then rename over it).
-pub fn switch_symlink(link: &Path, target: &Path) -> Result<()> {
-    let dir = link.parent().unwrap_or(Path::new("."));
-    let name = link
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = temp_path(dir, &name);
-    std::os::unix::fs::symlink(target, &tmp).at(&tmp)?;
-    if let Err(e) = fs::rename(&tmp, link) {
-        let _ = fs::remove_file(&tmp);
-        return Err(Error::io(link, e));
-    }
-    fsync_dir(dir)
 }
 
 /// fsyncs a directory so that a rename in it is durable.

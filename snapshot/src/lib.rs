@@ -9,6 +9,7 @@ pub mod fsutil;
 pub mod hash;
 pub mod key;
 pub mod manifest;
+pub mod mirror;
 pub mod os;
 pub mod plural;
 pub mod source_set;

@@ -18,9 +18,11 @@ pub const MANIFEST_PATH: &str = "hooks/hooks.json";
 pub const CONFIG_FILE: &str = "fable.toml";
 
 /// Names never part of a source set, wherever they appear: version control, caches, editor
-/// and OS junk, and a project's own lifecycle state (`.fable/`, which changes on every tool
-/// call and would make the source stale forever).
+/// and OS junk, a project's own lifecycle state (`.fable/`, which changes on every tool
+/// call and would make the source stale forever), and the marker a `current` mirror names its
+/// generation with ([`crate::mirror::MARKER`]).
 const JUNK_NAMES: &[&str] = &[
+    crate::mirror::MARKER,
     ".git",
     ".hg",
     ".svn",

@@ -1,8 +1,9 @@
 //! The staleness nudge core: is every installed hook source (the running evaluator's own first)
 //! still the one its snapshot was taken from? (docs/design.md, "States" and "The evaluator"; seed 004 "Merged is not live".)
 //!
-//! The evaluator runs from `$FABLE_HOME/sources/<key>/gen/<tree-hash>/bin/fable-hook` (its own
-//! executable path, as `std::env::current_exe()` resolves it through the `current` link). From
+//! The evaluator runs from `$FABLE_HOME/sources/<key>/current/bin/fable-hook` (its own
+//! executable path, `std::env::current_exe()`; `current` mirrors the generation, and a
+//! `current` symlink of an older version resolves to `gen/<tree-hash>/bin/fable-hook`). From
 //! that path alone [`nudge_for`] derives FABLE_HOME, the source key and the generation, reads
 //! `source.json`, computes the live source's tree hash with the source's caches (only files
 //! whose stat changed are re-read), and compares it with the generation `current` names:
@@ -45,24 +46,35 @@ pub struct Origin {
 }
 
 /// Derives FABLE_HOME, key and generation from an executable path of the form
-/// `<FABLE_HOME>/sources/<key>/gen/<hash>/<rel...>`; `None` for any other path (e.g. a
+/// `<FABLE_HOME>/sources/<key>/current/<rel...>` (the generation is the one `current` names)
+/// or `<FABLE_HOME>/sources/<key>/gen/<hash>/<rel...>`; `None` for any other path (e.g. a
 /// development build run from `target/`).
 pub fn locate(exe: &Path) -> Option<Origin> {
     let mut dir = exe.parent();
     while let Some(d) = dir {
-        let gen = d.parent()?;
-        if gen.file_name().is_some_and(|n| n == "gen") {
-            let source_dir = gen.parent()?;
-            let sources = source_dir.parent()?;
-            if sources.file_name().is_some_and(|n| n == "sources") {
-                return Some(Origin {
-                    fable_home: sources.parent()?.to_path_buf(),
-                    key: source_dir.file_name()?.to_str()?.to_string(),
-                    generation: d.file_name()?.to_str()?.to_string(),
-                });
-            }
+        let parent = d.parent()?;
+        let (source_dir, generation) = if d.file_name().is_some_and(|n| n == crate::mirror::CURRENT)
+        {
+            (parent, None)
+        } else if parent.file_name().is_some_and(|n| n == "gen") {
+            (parent.parent()?, Some(d.file_name()?.to_str()?.to_string()))
+        } else {
+            dir = Some(parent);
+            continue;
+        };
+        let sources = source_dir.parent()?;
+        if sources.file_name().is_some_and(|n| n == "sources") {
+            let generation = match generation {
+                Some(g) => g,
+                None => crate::mirror::read_hash(d)?,
+            };
+            return Some(Origin {
+                fable_home: sources.parent()?.to_path_buf(),
+                key: source_dir.file_name()?.to_str()?.to_string(),
+                generation,
+            });
         }
-        dir = d.parent();
+        dir = Some(parent);
     }
     None
 }
@@ -262,7 +274,8 @@ mod tests {
                 stat_cache: cache,
             })
             .unwrap();
-        store.gen_dir(key, &hash).join(DEFAULT_BINARY_REL)
+        // The path the evaluator runs as: through the `current` mirror.
+        store.current_dir(key).join(DEFAULT_BINARY_REL)
     }
 
     fn checkout(dir: &Path) {
@@ -281,6 +294,16 @@ mod tests {
         assert_eq!(o.key, "plug-0123");
         assert_eq!(o.generation, "abcd");
         assert!(locate(Path::new("/work/target/release/fable")).is_none());
+        // Through the `current` mirror: the generation is the one its marker names.
+        let d = tempfile::tempdir().unwrap();
+        let current = d.path().join("fh/sources/plug/current");
+        let exe = current.join("bin/fable-hook");
+        assert_eq!(locate(&exe), None, "no mirror, no generation");
+        fs::create_dir_all(current.join("bin")).unwrap();
+        fs::write(current.join(crate::mirror::MARKER), "abcd\n").unwrap();
+        let o = locate(&exe).unwrap();
+        assert_eq!(o.fable_home, d.path().join("fh"));
+        assert_eq!((o.key.as_str(), o.generation.as_str()), ("plug", "abcd"));
     }
 
     #[test]

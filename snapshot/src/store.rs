@@ -1,5 +1,6 @@
 //! The on-disk store under `$FABLE_HOME/sources/<key>/`: `source.json`, immutable generations
-//! in `gen/<tree-hash>/`, and the `current` symlink switched atomically.
+//! in `gen/<tree-hash>/`, and `current`, a mirror of one of them switched atomically
+//! ([`crate::mirror`]).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -9,9 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::error::{Error, IoContext, Result};
-use crate::fsutil::{
-    create_dir_all_mode, fsync_dir, switch_symlink, sync_filesystem, unique, write_atomic,
-};
+use crate::fsutil::{create_dir_all_mode, fsync_dir, sync_filesystem, unique, write_atomic};
 use crate::hash::{hash_reader, tree_hash, HashedFile, StatCache, TreeHash};
 use crate::source_set::{Location, SourceFile};
 use crate::tree_cache::TreeCache;
@@ -78,9 +77,10 @@ impl Store {
         self.sources_dir().join(key)
     }
 
-    /// The stable path every registered command goes through.
-    pub fn current_link(&self, key: &str) -> PathBuf {
-        self.source_dir(key).join("current")
+    /// The stable path every registered command goes through: a directory mirroring the
+    /// current generation ([`crate::mirror`]; a symlink to it in stores of older versions).
+    pub fn current_dir(&self, key: &str) -> PathBuf {
+        self.source_dir(key).join(crate::mirror::CURRENT)
     }
 
     pub fn gen_dir(&self, key: &str, hash: &str) -> PathBuf {
@@ -161,13 +161,19 @@ impl Store {
         write_atomic(&path, &text, self.file_mode())
     }
 
-    /// The tree hash `current` points at, if the link exists and names a generation.
+    /// The tree hash of the generation `current` mirrors (its marker; an older version's
+    /// symlink's target), if it names one. The one reader of what is current.
     pub fn current_hash(&self, key: &str) -> Option<TreeHash> {
-        let target = fs::read_link(self.current_link(key)).ok()?;
-        Some(target.file_name()?.to_string_lossy().into_owned())
+        crate::mirror::read_hash(&self.current_dir(key))
     }
 
-    /// True when `current` resolves to an existing generation directory.
+    /// True when `current` is still the symlink an older version made (the next switch
+    /// replaces it with a mirror).
+    pub fn current_is_legacy(&self, key: &str) -> bool {
+        crate::mirror::is_legacy(&self.current_dir(key))
+    }
+
+    /// True when `current` names an existing generation directory.
     pub fn current_is_complete(&self, key: &str) -> bool {
         match self.current_hash(key) {
             Some(h) => self.gen_dir(key, &h).is_dir(),
@@ -274,6 +280,29 @@ impl Store {
         })
     }
 
+    /// [`Store::verify_generation`] of `hash`, then whether `current`, which names it, mirrors
+    /// it exactly (a file replaced in `current` leaves the generation intact); `None` when
+    /// both hold, else a description of the damage.
+    pub fn verify_current(&self, key: &str, hash: &str) -> Result<Option<String>> {
+        if let Some(problem) = self.verify_generation(key, hash)? {
+            return Ok(Some(problem));
+        }
+        let current = self.current_dir(key);
+        if self.current_hash(key).as_deref() != Some(hash) {
+            return Ok(Some(format!(
+                "{} does not name generation {hash}",
+                current.display()
+            )));
+        }
+        self.verify_mirror(key, hash)
+    }
+
+    /// Whether `current` mirrors generation `hash` file for file (the generation itself is not
+    /// re-hashed; [`crate::mirror::verify`]): `None` when it does.
+    pub fn verify_mirror(&self, key: &str, hash: &str) -> Result<Option<String>> {
+        crate::mirror::verify(&self.current_dir(key), &self.gen_dir(key, hash))
+    }
+
     /// Tree hash of a directory's files, as a generation records them.
     fn hash_dir(&self, dir: &Path) -> Result<TreeHash> {
         let mut files = Vec::new();
@@ -282,24 +311,22 @@ impl Store {
         Ok(tree_hash(&files))
     }
 
-    /// Points `current` at generation `hash` atomically.
+    /// Makes `current` a mirror of generation `hash`, atomically where names can be exchanged
+    /// ([`crate::mirror::switch`]); a symlink `current` of an older version is replaced.
     pub fn switch_current(&self, key: &str, hash: &str) -> Result<()> {
-        switch_symlink(
-            &self.current_link(key),
-            Path::new("gen").join(hash).as_path(),
-        )
+        crate::mirror::switch(&self.source_dir(key), &self.gen_dir(key, hash), hash)
     }
 
-    /// Deletes generations other than `keep` and abandoned temp directories; returns what was
-    /// removed.
+    /// Deletes generations other than `keep`, abandoned temp directories and mirrors of dead
+    /// processes; returns what was removed.
     pub fn gc(&self, key: &str, keep: &[&str]) -> Result<Vec<PathBuf>> {
+        let mut removed = crate::mirror::sweep(&self.source_dir(key));
         let gen_root = self.source_dir(key).join("gen");
         let rd = match fs::read_dir(&gen_root) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(removed),
             Err(e) => return Err(Error::io(gen_root, e)),
         };
-        let mut removed = Vec::new();
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if keep.contains(&name.as_str()) {
@@ -479,7 +506,7 @@ mod tests {
         store.switch_current("k", &h1).unwrap();
         assert_eq!(store.current_hash("k").as_deref(), Some(h1.as_str()));
         assert_eq!(
-            fs::read_to_string(store.current_link("k").join("hooks/a.sh")).unwrap(),
+            fs::read_to_string(store.current_dir("k").join("hooks/a.sh")).unwrap(),
             "echo 1"
         );
         assert!(store.verify_generation("k", &h1).unwrap().is_none());

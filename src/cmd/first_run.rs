@@ -32,7 +32,7 @@ pub fn explain(home: &FableHome, report: &InstallReport) -> Vec<String> {
     } else {
         format!("hook source {}", source.key)
     };
-    let current = home.store().current_link(&source.key);
+    let current = home.store().current_dir(&source.key);
     let events = manifest_events(&current);
     let mut out = vec![
         String::new(),

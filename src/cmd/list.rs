@@ -77,7 +77,7 @@ pub fn table(home: &FableHome, rows: &[Row]) -> Vec<String> {
                     .source
                     .as_ref()
                     .filter(|_| r.owner == Owner::Fable)
-                    .and_then(|key| s.path.strip_prefix(home.store().current_link(key)).ok());
+                    .and_then(|key| s.path.strip_prefix(home.store().current_dir(key)).ok());
                 match snapshot {
                     Some(inside) => format!("{} ({sha})", inside.display()),
                     None => format!("{} ({sha})", render::tilde(&s.path)),

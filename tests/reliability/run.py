@@ -158,25 +158,49 @@ def age_fable_temps(sb):
                     pass
 
 
+MARKER = ".fable-generation"
+
+
+def mirror_files(cur):
+    """The files of a `current` mirror by relative path (its marker left out), or None when
+    `current` is not a real directory naming an existing generation, or has a symlink in it."""
+    if os.path.islink(cur) or not os.path.isdir(cur):
+        return None
+    try:
+        with open(os.path.join(cur, MARKER)) as f:
+            gen = os.path.join(os.path.dirname(cur), "gen", f.read().strip())
+    except OSError:
+        return None
+    if not os.path.isdir(gen):
+        return None
+    got = {}
+    for base, dirs, names in os.walk(cur):
+        for n in dirs + names:
+            if os.path.islink(os.path.join(base, n)):
+                return None
+        for n in names:
+            p = os.path.join(base, n)
+            rel = os.path.relpath(p, cur)
+            if rel == MARKER:
+                continue
+            with open(p) as f:
+                got[rel] = f.read()
+    return got
+
+
 def check_current(sb, versions):
-    """`current` is a complete generation of one version; returns that version."""
+    """`current` is a complete mirror of a generation of one version; returns that version."""
     srcs = os.path.join(sb.fable_home, "sources")
     keys = [k for k in os.listdir(srcs) if k != "default" and os.path.isdir(os.path.join(srcs, k))]
     cur = os.path.join(srcs, keys[0], "current")
-    if not os.path.islink(cur):
-        fail(f"{cur} is not a symlink")
+    got = mirror_files(cur)
+    if got is None:
+        fail(f"{cur} is not a directory mirroring a generation (no marker, a link in it, or missing)")
         return None
-    gen = os.path.realpath(cur)
-    got = {}
-    for base, _, names in os.walk(gen):
-        for n in names:
-            p = os.path.join(base, n)
-            with open(p) as f:
-                got[os.path.relpath(p, gen)] = f.read()
     for name, exp in versions.items():
         if got == exp:
             return name
-    fail(f"current -> {gen} is not a complete generation ({len(got)} files)")
+    fail(f"{cur} is not a complete generation ({len(got)} files)")
     return None
 
 
@@ -686,12 +710,7 @@ def check_current_at(fable_home, versions):
     for k in os.listdir(srcs):
         if k == "default":
             continue
-        gen = os.path.realpath(os.path.join(srcs, k, "current"))
-        got = {}
-        for base, _, names in os.walk(gen):
-            for n in names:
-                with open(os.path.join(base, n)) as f:
-                    got[os.path.relpath(os.path.join(base, n), gen)] = f.read()
+        got = mirror_files(os.path.join(srcs, k, "current"))
         for name, exp in versions.items():
             if got == exp:
                 return name

@@ -244,6 +244,18 @@ impl TestEnv {
     }
 }
 
+/// The generation `sources/<key>/current` names (its marker `.fable-generation`; the target
+/// of a symlink `current` of an older version), as `gen/<hash>`; panics when it names none.
+pub fn current_generation(source_dir: &Path) -> PathBuf {
+    let current = source_dir.join("current");
+    let md = std::fs::symlink_metadata(&current).unwrap();
+    if md.file_type().is_symlink() {
+        return std::fs::read_link(&current).unwrap();
+    }
+    let hash = std::fs::read_to_string(current.join(".fable-generation")).unwrap();
+    Path::new("gen").join(hash.trim_end())
+}
+
 /// The stdout of a `fable` run that must have exited 0 (else a panic showing both streams).
 fn succeeded(out: Output) -> String {
     assert!(

@@ -149,7 +149,8 @@ pub(super) fn check_checkout(
     }
 }
 
-/// `current` names an existing generation, and that generation still matches its tree hash.
+/// `current` names an existing generation, that generation still matches its tree hash, and
+/// `current` mirrors it file for file.
 pub(super) fn check_current(
     home: &FableHome,
     key: &str,
@@ -158,7 +159,7 @@ pub(super) fn check_current(
     subject: &str,
 ) -> Vec<Finding> {
     let store = home.store();
-    let link = store.current_link(key);
+    let link = store.current_dir(key);
     match store.current_hash(key) {
         None => vec![with_install(
             Finding::new(
@@ -166,7 +167,7 @@ pub(super) fn check_current(
                 Severity::Error,
                 subject,
                 format!(
-                    "{} is missing or not a symlink: no generation is live, so its wired commands do nothing",
+                    "{} is missing or names no generation: no generation is live, so its wired commands do nothing",
                     link.display()
                 ),
             ),
@@ -179,13 +180,22 @@ pub(super) fn check_current(
                 Severity::Error,
                 subject,
                 format!(
-                    "{} points at gen/{hash}, which is missing (deleted generation): its wired commands do nothing",
-                    link.display()
+                    "{} names gen/{hash}, which is missing (deleted generation): {}",
+                    link.display(),
+                    if store.current_is_legacy(key) {
+                        "its wired commands do nothing"
+                    } else {
+                        "its wired commands still run the mirror, which nothing can verify any more"
+                    }
                 ),
             ),
             spec,
             command,
         )],
+        Some(hash) if store.current_is_legacy(key) => vec![
+            legacy_current(&link, &hash, spec, command, subject),
+            check_generation(home, key, &hash, spec, command, subject),
+        ],
         Some(hash) => vec![
             Finding::ok(
                 "source.current",
@@ -197,6 +207,29 @@ pub(super) fn check_current(
     }
 }
 
+/// `current` is still the symlink an older version made: it works, but a hook runs from a path
+/// that differs from its real path. The next install (or `fable doctor --fix`, which runs it)
+/// replaces it.
+fn legacy_current(
+    link: &std::path::Path,
+    hash: &str,
+    spec: Option<&SourceSpec>,
+    command: &str,
+    subject: &str,
+) -> Finding {
+    let f = Finding::new(
+        "source.current",
+        Severity::Warn,
+        subject,
+        format!(
+            "{} is a symlink to gen/{} made by an older fable: hooks run through it, but a script that compares its path with its real path (Node's `process.argv[1] === fileURLToPath(import.meta.url)`, Python's `__file__` against `os.path.realpath`) sees two paths and may do nothing",
+            link.display(),
+            short(hash)
+        ),
+    );
+    with_install(f, spec, command)
+}
+
 /// The current generation re-hashes to its name (nobody edited the snapshot in place).
 fn check_generation(
     home: &FableHome,
@@ -206,7 +239,7 @@ fn check_generation(
     command: &str,
     subject: &str,
 ) -> Finding {
-    match home.store().verify_generation(key, hash) {
+    match home.store().verify_current(key, hash) {
         Ok(None) => Finding::ok(
             "source.generation",
             subject,

@@ -1,7 +1,8 @@
 //! fable's own temp files left behind by a killed writer (`home.stale_temp`): beside every
 //! profile's settings file (and its link target) and anywhere in FABLE_HOME outside the
-//! immutable generations. Only names fable writes (`fsutil::TEMP_MARK`) count, only when
-//! older than a minute and their writer's pid is gone, so a live install never loses one.
+//! immutable generations and their `current` mirrors. Only names fable writes
+//! (`fsutil::TEMP_MARK`) count, only when older than a minute and their writer's pid is gone, so
+//! a live install never loses one.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -56,7 +57,7 @@ pub fn check_temps(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
 }
 
 /// Collects stale temp files in `dir`, descending `max - depth` more levels (never into a
-/// generation, which holds the user's source files, or through a link).
+/// generation or `current`, which hold the user's source files, or through a link).
 fn scan(dir: &Path, depth: usize, max: usize, out: &mut Vec<(PathBuf, i32)>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
@@ -68,7 +69,7 @@ fn scan(dir: &Path, depth: usize, max: usize, out: &mut Vec<(PathBuf, i32)>) {
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if ft.is_dir() {
-            if depth < max && name != "gen" {
+            if depth < max && !fable_snapshot::mirror::holds_source_files(&name) {
                 scan(&entry.path(), depth + 1, max, out);
             }
             continue;

@@ -16,7 +16,7 @@ pub fn source_hooks(home: &dyn GitHome, key: &str) -> Result<(Vec<String>, Vec<S
             key: key.to_string(),
         });
     }
-    let dir = store.current_link(key).join("hooks").join("git");
+    let dir = store.current_dir(key).join("hooks").join("git");
     let mut hooks = Vec::new();
     let mut notes = Vec::new();
     let rd = match fs::read_dir(&dir) {
@@ -64,7 +64,7 @@ pub fn source_hooks(home: &dyn GitHome, key: &str) -> Result<(Vec<String>, Vec<S
 /// The stable path of a source's git hook (through `current`).
 pub fn stable_hook_path(home: &dyn GitHome, key: &str, hook: &str) -> PathBuf {
     home.store()
-        .current_link(key)
+        .current_dir(key)
         .join("hooks")
         .join("git")
         .join(hook)

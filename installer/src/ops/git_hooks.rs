@@ -150,7 +150,7 @@ pub fn install_git_hooks(
         req.source.as_deref(),
         |k| {
             home.store()
-                .current_link(k)
+                .current_dir(k)
                 .join("hooks")
                 .join("git")
                 .is_dir()

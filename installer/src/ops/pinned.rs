@@ -71,7 +71,10 @@ fn plan(home: &FableHome, key: &str, pin: &str, hosts: &[Host]) -> Result<Plan> 
     Ok(Plan {
         manifest,
         source,
-        switch: store.current_hash(key).as_deref() != Some(pin),
+        // Also when `current` is an older version's symlink, or no longer mirrors the pin.
+        switch: store.current_hash(key).as_deref() != Some(pin)
+            || store.current_is_legacy(key)
+            || store.verify_mirror(key, pin)?.is_some(),
         plans,
         skipped,
     })

@@ -88,7 +88,11 @@ impl Plan {
             key: p.key.clone(),
             source: p.source.clone(),
             tree_hash: p.tree_hash.clone(),
-            previous_tree_hash: if needs { p.current.clone() } else { None },
+            previous_tree_hash: if needs {
+                p.current.clone().filter(|c| *c != p.tree_hash)
+            } else {
+                None
+            },
             changed: needs,
             notes: p.manifest.notes.clone(),
         };
@@ -308,7 +312,7 @@ pub(crate) fn plan(
             && prepared.current.as_deref() == Some(prepared.tree_hash.as_str())
             && home
                 .store()
-                .verify_generation(&prepared.key, &prepared.tree_hash)?
+                .verify_current(&prepared.key, &prepared.tree_hash)?
                 .is_some();
         out.push(Plan {
             prepared,

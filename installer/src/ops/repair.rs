@@ -25,7 +25,7 @@ pub fn resync_snapshot(home: &FableHome, spec: &SourceSpec, lock_wait: Duration)
     let damaged = prepared.current.as_deref() == Some(prepared.tree_hash.as_str())
         && home
             .store()
-            .verify_generation(&prepared.key, &prepared.tree_hash)?
+            .verify_current(&prepared.key, &prepared.tree_hash)?
             .is_some();
     let journal = if damaged || prepared.needs_sync(home) {
         Some(Journal::begin(

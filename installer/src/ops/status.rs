@@ -149,7 +149,7 @@ pub fn live_tree_hash(
 
 /// The manifest of a source's current generation.
 pub fn current_manifest(home: &FableHome, key: &str) -> std::result::Result<Manifest, String> {
-    let root = home.store().current_link(key);
+    let root = home.store().current_dir(key);
     let loaded = Loaded::load_dir(&root).map_err(|e| e.to_string())?;
     let config = SourceConfig::load(&root).map_err(|e| e.to_string())?;
     Ok(loaded.manifest.with_overrides(config.hosts))

@@ -29,7 +29,7 @@ impl Target {
     pub fn new(home: &FableHome, key: &str) -> Target {
         Target {
             key: key.to_string(),
-            stable_root: home.store().current_link(key),
+            stable_root: home.store().current_dir(key),
             data_dir: (key != DEFAULT_KEY).then(|| home.data_dir(key)),
         }
     }
