@@ -674,14 +674,19 @@ fn hooks_switched_off_in_claude_settings_are_reported() {
     let (code, report) = doctor(&env, &["--no-probe"]);
     assert_eq!(code, 1);
     let errs = open(&report, "profile.hooks_disabled", "error");
-    assert_eq!(errs.len(), 2, "{report:#}");
-    assert!(errs
-        .iter()
-        .any(|f| f["message"].as_str().unwrap().contains("disableAllHooks")));
-    assert!(errs.iter().any(|f| f["message"]
+    assert_eq!(errs.len(), 1, "{report:#}");
+    assert!(errs[0]["message"]
         .as_str()
         .unwrap()
-        .contains("allowManagedHooksOnly")));
+        .contains("disableAllHooks"));
+    // allowManagedHooksOnly in a user's settings.json is ignored by Claude Code (measured in
+    // tests/hosts-e2e/machine.py): a warning that says so, not a disabled-hooks error.
+    let ignored = open(&report, "profile.managed_only_ignored", "warn");
+    assert_eq!(ignored.len(), 1, "{report:#}");
+    assert!(ignored[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("honours it only from managed settings"));
     // A user's policy: --fix does not override it.
     let (code, _) = doctor(&env, &["--fix", "--no-probe"]);
     assert_eq!(code, 1);

@@ -63,7 +63,11 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "FABLE_SYSTEM_ROOT",
-        "The root under which the doctor reads each host's machine-level policy files (default /).",
+        "The root of every machine path: the machine scope's tiers and store, and the policy files status and the doctor read (default /; --root).",
+    ),
+    (
+        "FABLE_SCOPE",
+        "user (default) or machine: the scope every command converges (--scope).",
     ),
     (
         "NO_COLOR",

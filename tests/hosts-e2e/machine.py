@@ -133,6 +133,22 @@ def machine_cases(inner_cls, inn, host, fable, main_runs):
     try:
         src, seen = user_probe_source(m.root)
         m.sh([fable, "install", src, "--host", host])
+        # First the same setting in the user's own settings.json: Claude Code honours it only
+        # from managed sources, so the user-level probe still fires there.
+        settings = os.path.join(m.home, ".claude", "settings.json")
+        original = open(settings).read()
+        doc = json.loads(original)
+        doc["allowManagedHooksOnly"] = True
+        with open(settings, "w") as f:
+            json.dump(doc, f, indent=2)
+        p_user = m.project("user-switch")
+        run_in("user-switch", p_user)
+        in_user_file = [fn for fn in os.listdir(seen)
+                        if json.load(open(os.path.join(seen, fn))).get("cwd") == p_user]
+        with open(settings, "w") as f:
+            f.write(original)
+        for fn in os.listdir(seen):
+            os.remove(os.path.join(seen, fn))
         m.sh([fable, "--scope", "machine", "install", "--managed-only", "on", "--yes", "--host", host])
         p2 = m.project("managed")
         run = run_in("managed", p2)
@@ -145,7 +161,10 @@ def machine_cases(inner_cls, inn, host, fable, main_runs):
                 and f.get("severity") == "error" and "allowManagedHooksOnly" in f.get("message", "")]
         status = json.loads(m.sh([fable, "status", "--json"]).stdout)
         inert = [pp for s in status["sources"] for pp in s["profiles"] if pp["state"] == "inert"]
-        if fired_user:
+        if not in_user_file:
+            out["managed-only"] = ["FAIL", "allowManagedHooksOnly in the user's own settings.json "
+                                   "stopped the user-level probe (the doctor says Claude ignores it there)"]
+        elif fired_user:
             out["managed-only"] = ["FAIL", f"the user-level probe fired: {sorted(fired_user)[:4]}"]
         elif not {"PreToolUse", "Stop"} <= set(fired_machine):
             out["managed-only"] = ["FAIL", f"the machine-level probe saw {fired_machine}"]
@@ -154,7 +173,9 @@ def machine_cases(inner_cls, inn, host, fable, main_runs):
         elif not inert:
             out["managed-only"] = ["FAIL", "status does not say the user-level entries are inert"]
         else:
-            out["managed-only"] = ["PASS", f"user-level probe silent; machine-level {fired_machine}; "
+            out["managed-only"] = ["PASS", f"in the user's settings.json the switch is ignored "
+                                   f"({len(in_user_file)} user-level hooks ran); from the machine tier: "
+                                   f"user-level probe silent; machine-level {fired_machine}; "
                                    f"doctor: {said[0]['message'][:60]}...; status: {len(inert)} inert"]
         m.sh([fable, "--scope", "machine", "install", "--managed-only", "off", "--host", host])
     except Exception as e:  # noqa: BLE001

@@ -223,7 +223,26 @@ pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Findi
             )),
         );
     }
-    if parsed.value.get("allowManagedHooksOnly") == Some(&Value::Bool(true)) {
+    let managed_only = parsed.value.get("allowManagedHooksOnly") == Some(&Value::Bool(true));
+    let user = parsed.profile.scope() == fable_installer::home::Scope::User;
+    if managed_only && parsed.profile.host == Host::Claude && !user {
+        // In a machine tier the setting is honoured, and fable's entries there still run.
+    } else if managed_only && parsed.profile.host == Host::Claude {
+        // Claude Code honours it only from managed settings: in a user's settings.json it is
+        // ignored and every hook of the file runs (measured with 2.1.332,
+        // tests/hosts-e2e/machine.py, case managed-only).
+        out.push(
+            Finding::new(
+                "profile.managed_only_ignored",
+                Severity::Warn,
+                subject,
+                "\"allowManagedHooksOnly\": true has no effect here: Claude Code honours it only from managed settings, so every hook of this file still runs",
+            )
+            .with_fix(format!(
+                "remove it from {path}; to run only machine-level hooks, deploy them with `sudo fable install --scope machine --managed-only on`"
+            )),
+        );
+    } else if managed_only {
         out.push(
             Finding::new(
                 "profile.hooks_disabled",

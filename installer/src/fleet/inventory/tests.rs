@@ -128,6 +128,7 @@ fn edits_keep_the_users_comments() {
         name: "hooks-0123".into(),
         kind: SourceKind::Path("/src/hooks".into()),
         pin: None,
+        scope: None,
     };
     assert!(inv.add_source(&s).unwrap());
     assert!(inv.remove_source("local").unwrap());
@@ -150,6 +151,7 @@ fn a_new_inventory_gets_a_schema() {
         name: "default".into(),
         kind: SourceKind::Builtin,
         pin: None,
+        scope: None,
     })
     .unwrap();
     inv.save().unwrap();
