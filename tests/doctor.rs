@@ -1653,6 +1653,48 @@ fn project_switches_that_silence_every_hook_are_reported_from_inside_the_project
     );
 }
 
+/// A project `fable init` opted in is remembered: the doctor reads its own switches from any
+/// directory (here Codex's project layer, `[features] hooks = false` in `.codex/config.toml`),
+/// until its `.fable/` is gone.
+#[test]
+fn switches_of_projects_fable_init_opted_in_are_read_from_anywhere() {
+    let env = TestEnv::new();
+    let src = make_source(&env, "plugin");
+    write(&env.claude_settings(), "{}\n");
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    install(&env, &src);
+    let proj = env.root().join("proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    let out = env.fable().current_dir(&proj).args(["init"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let remembered = std::fs::read_to_string(env.fable_home.join("projects")).unwrap();
+    assert_eq!(remembered, format!("{}\n", proj.display()));
+    write(&proj.join(".codex/config.toml"), "# the project's\n[features]\nhooks = false\n");
+    let run = || {
+        let out = env
+            .fable()
+            .current_dir(env.root())
+            .args(["doctor", "--json", "--no-probe"])
+            .output()
+            .unwrap();
+        report_of(&out)
+    };
+    let report = run();
+    let found = open(&report, "project.hooks_disabled", "error");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(
+        found[0]["subject"],
+        proj.join(".codex/config.toml").display().to_string()
+    );
+    assert!(found[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("[features] hooks = false"));
+    // Opted out (its .fable/ removed): forgotten.
+    std::fs::remove_dir_all(proj.join(".fable")).unwrap();
+    assert!(open(&run(), "project.hooks_disabled", "error").is_empty());
+}
+
 /// The machine-level policy tier (read under `FABLE_SYSTEM_ROOT`, never the real /etc): Claude
 /// Code's `allowManagedHooksOnly` in its managed settings or a drop-in, Codex's
 /// `allow_managed_hooks_only` in requirements.toml and Gemini's system `hooksConfig.enabled:

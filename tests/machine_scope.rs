@@ -77,7 +77,9 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     // Codex: its system layer's hooks.json, a file of fable's own (0644).
     let codex = root.join("etc/codex/hooks.json");
     assert_eq!(mode(&codex), 0o644);
-    assert!(std::fs::read_to_string(&codex).unwrap().contains("--host codex"));
+    assert!(std::fs::read_to_string(&codex)
+        .unwrap()
+        .contains("--host codex"));
     // No `/etc` directory of a host the machine does not have; nothing of the user's.
     assert!(!root.join("etc/augment").exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);

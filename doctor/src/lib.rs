@@ -98,9 +98,19 @@ fn check_pass(home: &FableHome) -> Pass {
         .map(|p| p.path.clone())
         .collect();
     findings.extend(checks::check_machine(&profiles));
+    // The project of the working directory, then every project `fable init` opted in.
+    let mut projects: Vec<std::path::PathBuf> = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
+        projects.push(fable_installer::inspect::files::project_root(&cwd));
+    }
+    for p in fable_installer::inspect::projects::known(home) {
+        if !projects.iter().any(|q| same_dir(q, &p)) {
+            projects.push(p);
+        }
+    }
+    for project in &projects {
         findings.extend(checks::check_project_switches(
-            &cwd,
+            project,
             home.user_home(),
             &profiles,
         ));
@@ -240,4 +250,12 @@ fn merge_fixed(before: Vec<Finding>, after: Vec<Finding>) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// True when `a` and `b` name one directory.
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }

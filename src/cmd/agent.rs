@@ -192,6 +192,17 @@ impl Run for InitArgs {
         }
         match agent::init(&dir, &cfg) {
             Ok(mut r) => {
+                // Remembered for the doctor, which reads each opted-in project's own hook
+                // switches; a project is opted in whether or not this succeeds.
+                if let Ok(home) = fable_installer::FableHome::from_env() {
+                    if let Err(e) =
+                        fable_installer::inspect::projects::record(&home, &r.project.root)
+                    {
+                        crate::term::ui().note(format_args!(
+                            "fable: cannot remember the project for the doctor: {e}"
+                        ));
+                    }
+                }
                 for name in &self.packs {
                     if packs::config::set_enabled(&r.project.fable_dir, name, true, cfg.durable)? {
                         r.created.push(format!("pack {name}"));

@@ -1,11 +1,14 @@
-//! Switches in the current project's files that turn off every hook there, fable's user-level
-//! ones included (`project.hooks_disabled`): Claude Code's `disableAllHooks` in
-//! `.claude/settings.json` or `.claude/settings.local.json` (reproduced with the real client:
-//! no hook of any scope runs in that project), Qwen Code's `disableAllHooks` in
-//! `.qwen/settings.json`, and Gemini CLI's `hooksConfig.enabled: false` in
-//! `.gemini/settings.json` (project settings override the user's). The project is the one
-//! `fable list` reads: the nearest ancestor of the working directory with `.git`, else the
-//! working directory; the home directory's files are the user profiles, checked elsewhere.
+//! Switches in a project's files that turn off every hook there, fable's user-level ones
+//! included (`project.hooks_disabled`): Claude Code's `disableAllHooks` in
+//! `.claude/settings.json` or `.claude/settings.local.json` (measured with the real client,
+//! tests/hosts-e2e/machine.py: no user-level hook runs in that project; machine-level ones
+//! still do), Qwen Code's `disableAllHooks` in `.qwen/settings.json`, Gemini CLI's
+//! `hooksConfig.enabled: false` in `.gemini/settings.json` (project settings override the
+//! user's), and Codex's `[features] hooks = false` (or the older `codex_hooks`) in the project
+//! layer `.codex/config.toml`. The projects read: the one `fable list` reads (the nearest
+//! ancestor of the working directory with `.git`, else the working directory; the home
+//! directory's files are the user profiles, checked elsewhere), and every project `fable init`
+//! opted in that still has its `.fable/` (`fable_installer::inspect::projects`).
 //!
 //! An error when fable wires that host (a profile of it is known), a warning otherwise. These
 //! are the project's settings: `--fix` never changes them.
@@ -62,7 +65,46 @@ const SWITCHES: &[Switch] = &[
         "\"hooksConfig\": {\"enabled\": false}",
         false,
     ),
+    (
+        Host::Codex,
+        ".codex/config.toml",
+        "features.hooks",
+        false,
+        "`[features] hooks = false`",
+        false,
+    ),
+    (
+        Host::Codex,
+        ".codex/config.toml",
+        "features.codex_hooks",
+        false,
+        "`[features] codex_hooks = false`",
+        false,
+    ),
 ];
+
+/// True when the switch at `pointer` is `off` in the file's value: a JSON pointer for JSON
+/// files, a dotted key path for TOML.
+fn is_off(path: &Path, host: Host, pointer: &str, off: bool, text: String) -> bool {
+    if path.extension().is_some_and(|e| e == "toml") {
+        let Ok(doc) = toml::from_str::<toml::Value>(&text) else {
+            return false;
+        };
+        let mut item = &doc;
+        for key in pointer.split('.') {
+            match item.get(key) {
+                Some(next) => item = next,
+                None => return false,
+            }
+        }
+        return item.as_bool() == Some(off);
+    }
+    // A file the host cannot parse is the host's error to report; nothing to read here.
+    let Ok(doc) = parse_settings(path, host, Some(text)) else {
+        return false;
+    };
+    doc.value.pointer(pointer) == Some(&Value::Bool(off))
+}
 
 /// The findings for the project of `cwd` (`user_home`: not a project); `profiles`: the host
 /// profiles fable wires.
@@ -81,11 +123,7 @@ pub fn check_project_switches(cwd: &Path, user_home: &Path, profiles: &[Profile]
         let Ok(Some(text)) = read_settings(&path) else {
             continue;
         };
-        // A file the host cannot parse is the host's error to report; nothing to read here.
-        let Ok(doc) = parse_settings(&path, *host, Some(text)) else {
-            continue;
-        };
-        if doc.value.pointer(pointer) != Some(&Value::Bool(*off)) {
+        if !is_off(&path, *host, pointer, *off, text) {
             continue;
         }
         let user = fable_installer::home::Scope::User;

@@ -9,6 +9,7 @@
 
 pub mod files;
 pub mod policy;
+pub mod projects;
 pub mod row;
 pub mod script;
 pub mod signals;
