@@ -1665,11 +1665,19 @@ fn switches_of_projects_fable_init_opted_in_are_read_from_anywhere() {
     install(&env, &src);
     let proj = env.root().join("proj");
     std::fs::create_dir_all(proj.join(".git")).unwrap();
-    let out = env.fable().current_dir(&proj).args(["init"]).output().unwrap();
+    let out = env
+        .fable()
+        .current_dir(&proj)
+        .args(["init"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let remembered = std::fs::read_to_string(env.fable_home.join("projects")).unwrap();
     assert_eq!(remembered, format!("{}\n", proj.display()));
-    write(&proj.join(".codex/config.toml"), "# the project's\n[features]\nhooks = false\n");
+    write(
+        &proj.join(".codex/config.toml"),
+        "# the project's\n[features]\nhooks = false\n",
+    );
     let run = || {
         let out = env
             .fable()

@@ -286,3 +286,32 @@ fn a_managed_only_switch_makes_user_entries_inert_and_is_asked_for() {
     assert!(!switch.exists());
     assert_eq!(env.json(["status", "--json"])["current"], true);
 }
+
+#[test]
+fn cached_server_managed_settings_shadow_the_machine_tier_and_the_doctor_says_so() {
+    let env = TestEnv::new();
+    machine(&env);
+    env.ok(["install"]);
+    env.ok(["--scope", "machine", "install"]);
+    let doctor = || {
+        let out = env.run(["doctor", "--json", "--no-probe"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["id"] == "machine.tier_shadowed")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(doctor().is_empty());
+    let cache = env.home.join(".claude/remote-settings.json");
+    write(&cache, "{\"env\": {\"X\": \"1\"}}\n");
+    let found = doctor();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["severity"], "warn");
+    assert_eq!(found[0]["subject"], cache.display().to_string());
+    // An empty cache shadows nothing.
+    write(&cache, "{}\n");
+    assert!(doctor().is_empty());
+}

@@ -25,10 +25,57 @@ pub fn system_root() -> PathBuf {
 
 /// The findings for every host's machine tier; `profiles`: the profiles fable wires.
 pub fn check_machine(profiles: &[Profile]) -> Vec<Finding> {
-    policy::stops(&system_root())
+    let root = system_root();
+    let mut out: Vec<Finding> = policy::stops(&root)
         .iter()
         .map(|stop| judge(stop, profiles))
-        .collect()
+        .collect();
+    out.extend(shadowed_tier(&root, profiles));
+    out
+}
+
+/// Claude Code applies only the highest managed source present (server-managed > MDM >
+/// file): where a user's profile holds a cached server-managed settings document
+/// (`remote-settings.json`, a non-empty object) and fable's machine-scope drop-in exists, the
+/// drop-in (the file tier) is ignored for that user (`machine.tier_shadowed`, a warning).
+fn shadowed_tier(root: &std::path::Path, profiles: &[Profile]) -> Vec<Finding> {
+    use fable_hosts::Host;
+    let Some(tier) = Host::Claude.machine_tier() else {
+        return Vec::new();
+    };
+    let ours = root.join(tier.dir).join(tier.file_name);
+    if !ours.is_file() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for p in profiles
+        .iter()
+        .filter(|p| p.host == Host::Claude && p.scope() == fable_installer::home::Scope::User)
+    {
+        let cache = p.dir.join("remote-settings.json");
+        let Ok(text) = std::fs::read_to_string(&cache) else {
+            continue;
+        };
+        let held = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.as_object().map(|o| !o.is_empty()))
+            .unwrap_or(false);
+        if held {
+            out.push(
+                Finding::new(
+                    "machine.tier_shadowed",
+                    Severity::Warn,
+                    cache.display().to_string(),
+                    format!(
+                        "server-managed Claude Code settings are cached here: Claude Code applies only the highest managed source, so for this user it ignores the file tier, fable's machine-scope hooks in {} included",
+                        ours.display()
+                    ),
+                )
+                .with_fix("deploy the hooks through the organisation's server-managed settings, or install them at user level: fable install"),
+            );
+        }
+    }
+    out
 }
 
 /// The finding for a switch that is on: an error when it stops entries fable wires.
