@@ -59,6 +59,11 @@ const TOOLS: ToolTable = &[
 const DENY_ON_ERROR: &[&str] = &["preToolUse", "permissionRequest"];
 
 impl HostSpec for Copilot {
+    /// A Copilot hook's Windows command, which fable does not run (it wires `bash`).
+    fn native_alternate_commands(&self) -> &'static [&'static str] {
+        &["powershell"]
+    }
+
     fn name(&self) -> &'static str {
         "copilot"
     }

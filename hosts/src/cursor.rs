@@ -73,6 +73,26 @@ fn is_permission_event(event: &str) -> bool {
 }
 
 impl HostSpec for Cursor {
+    /// Cursor's events named after a kind of action read as the tool event of those tools.
+    fn native_event(&self, name: &str) -> Option<(Event, Option<&'static str>)> {
+        let implied = match name {
+            "beforeShellExecution" => (Event::PreToolUse, Some("Bash")),
+            "afterShellExecution" => (Event::PostToolUse, Some("Bash")),
+            "beforeMCPExecution" => (Event::PreToolUse, Some("mcp__.*")),
+            "afterMCPExecution" => (Event::PostToolUse, Some("mcp__.*")),
+            "afterFileEdit" => (Event::PostToolUse, Some("Edit|Write|MultiEdit")),
+            "beforeReadFile" => (Event::PreToolUse, Some("Read")),
+            _ => {
+                return EVENTS
+                    .iter()
+                    .chain(PAYLOAD_ONLY_EVENTS)
+                    .find(|(_, n)| *n == name)
+                    .map(|(e, _)| (*e, None))
+            }
+        };
+        Some(implied)
+    }
+
     fn name(&self) -> &'static str {
         "cursor"
     }

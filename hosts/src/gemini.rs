@@ -47,6 +47,12 @@ const TOOLS: ToolTable = &[
 ];
 
 impl HostSpec for Gemini {
+    /// A Gemini CLI extension's variables (geminicli.com, "Extensions": `${extensionPath}`,
+    /// `${/}`): the plugin root, and the path separator.
+    fn native_placeholders(&self) -> &'static [(&'static str, &'static str)] {
+        &[("${extensionPath}", "${CLAUDE_PLUGIN_ROOT}"), ("${/}", "/")]
+    }
+
     /// Gemini's system settings override every other settings file (0.61);
     /// `hooksConfig.enabled: false` there switches every hook off.
     fn machine_switches(&self) -> &'static [MachineSwitch] {

@@ -11,6 +11,7 @@ pub mod output;
 pub mod spec;
 pub mod synthetic;
 
+pub mod native;
 pub use event::Event;
 pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{

@@ -231,6 +231,27 @@ pub trait HostSpec: Sync {
     fn requires_output(&self, _event: &str) -> bool {
         false
     }
+    /// Reading the host's own hook files as a source ([`crate::native`]): the fable event a
+    /// name of this host's means, and the matcher (in Claude Code's tool names) the name
+    /// implies when the host names events after tools (Cursor's `beforeShellExecution` is a
+    /// `PreToolUse` of `Bash`). By default the host's event table, then its payload-only names.
+    fn native_event(&self, name: &str) -> Option<(Event, Option<&'static str>)> {
+        self.events()
+            .iter()
+            .chain(self.payload_only_events())
+            .find(|(_, n)| *n == name)
+            .map(|(e, _)| (e.claude_equivalent(), None))
+    }
+    /// The host's placeholders in commands and what they are in fable's model (Gemini's
+    /// `${extensionPath}` is `${CLAUDE_PLUGIN_ROOT}`), replaced when its files are read.
+    fn native_placeholders(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// Command keys of this host's entries besides [`HostSpec::command_key`] that fable does
+    /// not run (Copilot's `powershell`), reported when dropped.
+    fn native_alternate_commands(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Where an administrator's hooks for every user of the machine live, if the host has
     /// such a tier that fable can write (`fable --scope machine`).
     fn machine_tier(&self) -> Option<MachineTier> {

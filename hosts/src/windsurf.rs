@@ -55,6 +55,25 @@ const TOOLS: ToolTable = &[
 const ACTIONS: &[&str] = &["run_command", "write_code", "read_code", "mcp_tool_use"];
 
 impl HostSpec for Windsurf {
+    /// Windsurf's action events read as the tool event of the tools of that action.
+    fn native_event(&self, name: &str) -> Option<(Event, Option<&'static str>)> {
+        let (event, action) = match name.split_once('_') {
+            Some(("pre", "user_prompt")) => return Some((Event::UserPromptSubmit, None)),
+            Some(("post", "cascade_response")) => return Some((Event::Stop, None)),
+            Some(("pre", action)) => (Event::PreToolUse, action),
+            Some(("post", action)) => (Event::PostToolUse, action),
+            _ => return None,
+        };
+        let matcher = match action {
+            "run_command" => "Bash",
+            "write_code" => "Write|Edit|MultiEdit|NotebookEdit",
+            "read_code" => "Read",
+            "mcp_tool_use" => "mcp__.*",
+            _ => return None,
+        };
+        Some((event, Some(matcher)))
+    }
+
     fn name(&self) -> &'static str {
         "windsurf"
     }

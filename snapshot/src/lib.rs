@@ -2,6 +2,7 @@
 //! (docs/design.md, "On disk" and "Hook sources and the manifest"). Everything that decides *what* a hook source is lives here, so
 //! that sync, status, doctor, update and the evaluator's staleness nudge can never disagree.
 
+pub mod jsonc;
 pub mod digest;
 pub(crate) mod dirfd;
 pub mod error;

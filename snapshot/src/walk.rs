@@ -85,13 +85,6 @@ fn walk(
     hash: bool,
 ) -> Result<HashedSource> {
     if !crate::manifest::declares_hooks(root) {
-        // A hooks file of another host's format is named as such.
-        if let Some(problem) = crate::manifest::foreign_in_dir(root)? {
-            return Err(Error::Refused {
-                path: root.to_path_buf(),
-                problems: vec![problem],
-            });
-        }
         return Err(Error::NoManifest {
             path: root.to_path_buf(),
         });

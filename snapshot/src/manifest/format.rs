@@ -1,25 +1,34 @@
-//! Recognising a hook source written in another host's format (issue "Any hook source":
-//! findings 4 and 5), so that it is refused naming what was seen instead of being read as a
-//! Claude Code plugin (a Gemini CLI extension's `BeforeAgent` wired into Claude, its
-//! `${extensionPath}` left unexpanded) or refused with a generic message. fable reads Claude
-//! Code plugins only so far; each refusal says what it takes.
+//! Recognising a hook source written in another host's format (issue "Any hook source"), so
+//! that it is read as that host writes it (`fable_hosts::native`: events, matchers, timeout
+//! units, placeholders translated into fable's model, every loss said) instead of being read
+//! as a Claude Code plugin (a Gemini CLI extension's `BeforeAgent` wired into Claude, its
+//! `${extensionPath}` left unexpanded) or refused with a generic "no hook manifest".
 //!
-//! What is recognised, by the files and shapes each host documents:
+//! What is recognised, by the files and shapes each host documents, first match wins:
 //! - a Gemini CLI extension: `gemini-extension.json` beside `hooks/hooks.json` (unless the
 //!   directory is also a Claude Code plugin whose hooks use Claude's event names);
-//! - a Cursor plugin: `.cursor-plugin/plugin.json` and no `.claude-plugin/plugin.json`;
+//! - a Cursor plugin: `.cursor-plugin/plugin.json` (and no `.claude-plugin/plugin.json`) with
+//!   a flat `hooks/hooks.json`;
 //! - a flat `hooks.json` (at `hooks/hooks.json` or the root) with a numeric `version` and
 //!   event keys that are not PascalCase: Copilot CLI's when an entry has `bash`, `powershell`
 //!   or `timeoutSec`, Windsurf's when event names have underscores (`pre_run_command`),
-//!   otherwise Cursor's (`beforeShellExecution`).
+//!   otherwise Cursor's (`beforeShellExecution`);
+//! - when nothing above and no Claude Code manifest is there, a project's own host files:
+//!   `.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`,
+//!   `.qwen/settings.json`, `.factory/settings.json`, `.augment/settings.json`,
+//!   `.cursor/hooks.json`, `.windsurf/hooks.json`, `.kimi/config.toml` (its `[[hooks]]`):
+//!   the first that declares hooks is read, the others are named in a note (one source is one
+//!   set of hooks: the same hook written for two hosts would run twice).
 
 use std::path::Path;
 
 use serde_json::Value;
 
+use fable_hosts::Host;
+
 use super::load::ReadFn;
 use super::PLUGIN_JSON;
-use crate::error::{IoContext, Problem, Result};
+use crate::error::{IoContext, Result};
 
 /// Gemini CLI's event names that Claude Code does not have.
 const GEMINI_ONLY_EVENTS: &[&str] = &[
@@ -33,14 +42,37 @@ const GEMINI_ONLY_EVENTS: &[&str] = &[
     "PreCompress",
 ];
 
-/// What fable takes, said after every refusal.
-const TAKES: &str = "fable reads Claude Code plugins so far: write the hooks as \
-    hooks/hooks.json in Claude Code's format (PascalCase events such as PreToolUse and Stop, \
-    ${CLAUDE_PLUGIN_ROOT} for the plugin's directory, timeouts in seconds), and fable deploys \
-    them to every host";
+/// A project's own host files, in the order they are preferred.
+const PROJECT_FILES: &[(Host, &str)] = &[
+    (Host::Claude, ".claude/settings.json"),
+    (Host::Codex, ".codex/hooks.json"),
+    (Host::Gemini, ".gemini/settings.json"),
+    (Host::Qwen, ".qwen/settings.json"),
+    (Host::Droid, ".factory/settings.json"),
+    (Host::Augment, ".augment/settings.json"),
+    (Host::Cursor, ".cursor/hooks.json"),
+    (Host::Windsurf, ".windsurf/hooks.json"),
+    (Host::Kimi, ".kimi/config.toml"),
+];
 
-/// The problem of a source at `root` that is in another host's format, if it is one.
-pub fn foreign(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Problem>> {
+/// A source in a host's own format: which host, the file its hooks are in, what it is, and
+/// the file's hooks document (`{"hooks": ...}` in that host's layout).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Native {
+    pub host: Host,
+    /// The file, relative to the source root.
+    pub rel: String,
+    /// What was seen, for messages ("a Cursor hooks.json").
+    pub what: &'static str,
+    pub doc: Value,
+    /// The file's text (the record's digest is taken over it).
+    pub text: String,
+    /// Other host files the source holds that are not read (a project with several hosts').
+    pub others: Vec<String>,
+}
+
+/// The source at `root` in another host's format, if it is one.
+pub fn native(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Native>> {
     let mut text_of = |rel: &str| -> Result<Option<String>> {
         Ok(read(rel)
             .at(root.join(rel))?
@@ -51,6 +83,14 @@ pub fn foreign(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Problem>> {
     let hooks_value = hooks_json
         .as_deref()
         .and_then(|t| serde_json::from_str::<Value>(t).ok());
+    let found = |host, rel: &str, what, doc: Value, text: &str| Native {
+        host,
+        rel: rel.to_string(),
+        what,
+        doc,
+        text: text.to_string(),
+        others: Vec::new(),
+    };
     if text_of("gemini-extension.json")?.is_some() {
         let gemini_shaped = hooks_json
             .as_deref()
@@ -60,42 +100,108 @@ pub fn foreign(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Problem>> {
                     .iter()
                     .any(|e| GEMINI_ONLY_EVENTS.contains(&e.as_str()))
             });
-        if !claude_plugin || gemini_shaped {
-            return Ok(Some(Problem::new(
-                root.join("gemini-extension.json"),
-                "is a Gemini CLI extension (Gemini event names, ${extensionPath}, timeouts in \
-                 milliseconds), not a Claude Code plugin",
-                format!("install it into Gemini CLI with `gemini extensions install`; {TAKES}"),
-            )));
+        if let (Some(v), Some(t)) = (&hooks_value, &hooks_json) {
+            if !claude_plugin || gemini_shaped {
+                return Ok(Some(found(
+                    Host::Gemini,
+                    "hooks/hooks.json",
+                    "a Gemini CLI extension",
+                    v.clone(),
+                    t,
+                )));
+            }
         }
     }
     if !claude_plugin && text_of(".cursor-plugin/plugin.json")?.is_some() {
-        return Ok(Some(Problem::new(
-            root.join(".cursor-plugin/plugin.json"),
-            "is a Cursor plugin (flat hooks.json, camelCase events), not a Claude Code plugin",
-            TAKES,
-        )));
+        if let (Some(v), Some(t)) = (&hooks_value, &hooks_json) {
+            return Ok(Some(found(
+                Host::Cursor,
+                "hooks/hooks.json",
+                "a Cursor plugin",
+                v.clone(),
+                t,
+            )));
+        }
     }
-    let (rel, value) = match hooks_value {
-        Some(v) => ("hooks/hooks.json", Some(v)),
-        None if hooks_json.is_none() => (
-            "hooks.json",
-            text_of("hooks.json")?.and_then(|t| serde_json::from_str::<Value>(&t).ok()),
-        ),
-        None => return Ok(None),
-    };
-    Ok(value.and_then(|v| flat_format(&v)).map(|format| {
-        Problem::new(
-            root.join(rel),
-            format!("is {format}, not a Claude Code plugin's hooks.json"),
-            TAKES,
-        )
-    }))
+    for rel in ["hooks/hooks.json", "hooks.json"] {
+        let Some(text) = text_of(rel)? else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if let Some((host, what)) = flat_format(&v) {
+            return Ok(Some(found(host, rel, what, v, &text)));
+        }
+    }
+    if hooks_json.is_some() || claude_plugin {
+        return Ok(None);
+    }
+    let mut hit: Option<Native> = None;
+    for (host, rel) in PROJECT_FILES {
+        let Some(text) = text_of(rel)? else {
+            continue;
+        };
+        let doc = if rel.ends_with(".toml") {
+            toml_hooks(&text)
+        } else {
+            crate::jsonc::parse(&text).ok()
+        };
+        let Some(doc) = doc.filter(|d| d.get("hooks").is_some_and(|h| !is_empty(h))) else {
+            continue;
+        };
+        match &mut hit {
+            None => hit = Some(found(*host, rel, project_what(*host), doc, &text)),
+            Some(first) => first.others.push((*rel).to_string()),
+        }
+    }
+    Ok(hit)
 }
 
-/// [`foreign`] for a source directory on disk.
-pub fn foreign_in_dir(root: &Path) -> Result<Option<Problem>> {
-    foreign(root, &mut |rel| match std::fs::read(root.join(rel)) {
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => true,
+    }
+}
+
+fn project_what(host: Host) -> &'static str {
+    match host {
+        Host::Claude => "a project's Claude Code settings",
+        Host::Codex => "a project's Codex hooks.json",
+        Host::Gemini => "a project's Gemini CLI settings",
+        Host::Qwen => "a project's Qwen Code settings",
+        Host::Droid => "a project's Factory Droid settings",
+        Host::Augment => "a project's Auggie settings",
+        Host::Cursor => "a project's Cursor hooks.json",
+        Host::Windsurf => "a project's Windsurf hooks.json",
+        Host::Kimi => "a project's Kimi Code config.toml",
+        Host::Copilot | Host::OpenCode => "a project's host file",
+    }
+}
+
+/// Kimi Code's `[[hooks]]` tables (an `event` key each) as a flat `{"hooks": {event: [..]}}`.
+fn toml_hooks(text: &str) -> Option<Value> {
+    let doc: toml::Table = toml::from_str(text).ok()?;
+    let tables = doc.get("hooks")?.as_array()?;
+    let mut hooks = serde_json::Map::new();
+    for t in tables {
+        let mut entry = serde_json::to_value(t).ok()?;
+        let event = entry.as_object_mut()?.remove("event")?;
+        let event = event.as_str()?.to_string();
+        hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()?
+            .push(entry);
+    }
+    Some(serde_json::json!({ "hooks": hooks }))
+}
+
+/// [`native`] for a source directory on disk.
+pub fn native_in_dir(root: &Path) -> Result<Option<Native>> {
+    native(root, &mut |rel| match std::fs::read(root.join(rel)) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Ok(None),
@@ -113,7 +219,7 @@ fn event_names(v: &Value) -> Vec<String> {
 
 /// Which host's flat `hooks.json` `v` is: a numeric `version` and an event key that does not
 /// start with a capital letter.
-fn flat_format(v: &Value) -> Option<&'static str> {
+fn flat_format(v: &Value) -> Option<(Host, &'static str)> {
     v.get("version").filter(|n| n.is_number())?;
     let events = event_names(v);
     let first = events
@@ -131,11 +237,11 @@ fn flat_format(v: &Value) -> Option<&'static str> {
             .any(|k| e.get(*k).is_some())
     });
     Some(if copilot {
-        "a GitHub Copilot CLI hook file (bash/powershell commands, timeoutSec)"
+        (Host::Copilot, "a GitHub Copilot CLI hook file")
     } else if first.contains('_') {
-        "a Windsurf hooks.json (snake_case events such as pre_run_command)"
+        (Host::Windsurf, "a Windsurf hooks.json")
     } else {
-        "a Cursor hooks.json (camelCase events such as beforeShellExecution)"
+        (Host::Cursor, "a Cursor hooks.json")
     })
 }
 
@@ -144,12 +250,12 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn detect(files: &[(&str, &str)]) -> Option<Problem> {
+    fn detect(files: &[(&str, &str)]) -> Option<Native> {
         let map: HashMap<String, Vec<u8>> = files
             .iter()
             .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
             .collect();
-        foreign(Path::new("/src"), &mut |rel| Ok(map.get(rel).cloned())).unwrap()
+        native(Path::new("/src"), &mut |rel| Ok(map.get(rel).cloned())).unwrap()
     }
 
     #[test]
@@ -162,31 +268,58 @@ mod tests {
             ),
         ])
         .unwrap();
-        assert!(
-            gemini.message.contains("Gemini CLI extension"),
-            "{gemini:?}"
-        );
-        assert!(gemini.path.ends_with("gemini-extension.json"));
+        assert_eq!((gemini.host, gemini.what), (Host::Gemini, "a Gemini CLI extension"));
         let cursor = detect(&[(
             "hooks.json",
             r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "./a.sh"}]}}"#,
         )])
         .unwrap();
-        assert!(cursor.message.contains("Cursor hooks.json"), "{cursor:?}");
+        assert_eq!((cursor.host, cursor.rel.as_str()), (Host::Cursor, "hooks.json"));
         let copilot = detect(&[(
             "hooks/hooks.json",
             r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./a.sh", "timeoutSec": 10}]}}"#,
         )])
         .unwrap();
-        assert!(copilot.message.contains("Copilot CLI"), "{copilot:?}");
+        assert_eq!(copilot.host, Host::Copilot);
         let windsurf = detect(&[(
             "hooks.json",
             r#"{"version": 1, "hooks": {"pre_run_command": [{"command": "./a.sh"}]}}"#,
         )])
         .unwrap();
-        assert!(windsurf.message.contains("Windsurf"), "{windsurf:?}");
-        let cursor_plugin = detect(&[(".cursor-plugin/plugin.json", "{}")]).unwrap();
-        assert!(cursor_plugin.message.contains("Cursor plugin"));
+        assert_eq!(windsurf.host, Host::Windsurf);
+        let cursor_plugin = detect(&[
+            (".cursor-plugin/plugin.json", "{}"),
+            (
+                "hooks/hooks.json",
+                r#"{"version": 1, "hooks": {"stop": [{"command": "./a.sh"}]}}"#,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(cursor_plugin.what, "a Cursor plugin");
+    }
+
+    #[test]
+    fn a_project_with_several_hosts_files_reads_the_first_and_names_the_others() {
+        let p = detect(&[
+            (
+                ".cursor/hooks.json",
+                r#"{"version": 1, "hooks": {"stop": [{"command": "a"}]}}"#,
+            ),
+            (
+                ".gemini/settings.json",
+                "{\n  // comment\n  \"hooks\": {\"AfterAgent\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"a\"}]}]}\n}",
+            ),
+            (".qwen/settings.json", r#"{"model": "x"}"#),
+            (
+                ".kimi/config.toml",
+                "[[hooks]]\nevent = \"Stop\"\ncommand = \"a\"\n",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(p.host, Host::Gemini);
+        assert_eq!(p.others, vec![".cursor/hooks.json", ".kimi/config.toml"]);
+        let kimi = detect(&[(".kimi/config.toml", "[[hooks]]\nevent = \"Stop\"\ncommand = \"a\"\ntimeout = 5\n")]).unwrap();
+        assert_eq!(kimi.doc["hooks"]["Stop"][0]["command"], "a");
     }
 
     #[test]

@@ -14,10 +14,13 @@ use crate::source_set::{check_relative, MANIFEST_PATH};
 /// Where Claude Code reads a plugin's manifest (name, version, and possibly its hooks).
 pub const PLUGIN_JSON: &str = ".claude-plugin/plugin.json";
 
-/// Whether the directory `root` declares hooks in a file fable reads: `hooks/hooks.json`, or
-/// `.claude-plugin/plugin.json` (whose `hooks` field is read by [`Loaded::load`]).
+/// Whether the directory `root` declares hooks in a file fable reads: `hooks/hooks.json`,
+/// `.claude-plugin/plugin.json` (whose `hooks` field is read by [`Loaded::load`]), or a file in
+/// another host's format (`format::native`).
 pub fn declares_hooks(root: &Path) -> bool {
-    root.join(MANIFEST_PATH).is_file() || root.join(PLUGIN_JSON).is_file()
+    root.join(MANIFEST_PATH).is_file()
+        || root.join(PLUGIN_JSON).is_file()
+        || matches!(super::format::native_in_dir(root), Ok(Some(_)))
 }
 
 /// One file (or inline object) the hooks came from, parsed on its own.
@@ -158,17 +161,14 @@ impl Loaded {
                 )),
             }
         }
-        // A source in another host's format is refused naming that format. Looked for only
+        // A source in another host's format is read as that host writes it. Looked for only
         // when the source does not read as a Claude Code plugin, or ships a Gemini CLI
         // extension's manifest (whose hooks/hooks.json would otherwise read as Claude's).
         let failed = !problems.is_empty() || parts.is_empty();
         let gemini = "gemini-extension.json";
         if failed || read(gemini).at(root.join(gemini))?.is_some() {
-            if let Some(problem) = super::format::foreign(root, read)? {
-                return Err(Error::Refused {
-                    path: root.to_path_buf(),
-                    problems: vec![problem],
-                });
+            if let Some(native) = super::format::native(root, read)? {
+                return Loaded::translated(root, native, read);
             }
         }
         if !problems.is_empty() {
@@ -190,6 +190,46 @@ impl Loaded {
             manifest,
             parts,
             texts,
+        })
+    }
+
+    /// A source in a host's own format, translated into fable's model
+    /// (`fable_hosts::native`): the install output says what it was read as, and every loss.
+    /// A command that runs a file of the source by a relative path (`./hooks/x.sh`, as Cursor
+    /// and Copilot files write them, relative to the directory that holds the host's files)
+    /// runs it from the snapshot: `${CLAUDE_PLUGIN_ROOT}/hooks/x.sh`.
+    fn translated(
+        root: &Path,
+        native: super::format::Native,
+        read: &mut ReadFn<'_>,
+    ) -> Result<Loaded> {
+        let t = fable_hosts::native::translate(native.host, &native.doc);
+        let mut value = t.manifest;
+        rebase_relative(&mut value, read);
+        let path = root.join(&native.rel);
+        let mut manifest =
+            parse::parse_value(&value, &path).map_err(|problems| Error::Refused {
+                path: root.to_path_buf(),
+                problems,
+            })?;
+        let mut notes = vec![format!(
+            "read {} as {} ({}), translated into fable's model",
+            native.rel,
+            native.what,
+            native.host
+        )];
+        notes.extend(t.losses);
+        for other in &native.others {
+            notes.push(format!(
+                "{other}: another host's file in the same source, not read (one source is one set of hooks; install it as its own source if it differs)"
+            ));
+        }
+        notes.append(&mut manifest.notes);
+        manifest.notes = notes;
+        Ok(Loaded {
+            manifest: manifest.clone(),
+            parts: vec![Part { path, manifest }],
+            texts: vec![(native.rel, native.text)],
         })
     }
 
@@ -225,6 +265,50 @@ impl Loaded {
                 .iter()
                 .map(|(rel, text)| format!("{rel}\n{}\n{text}\n", text.len()))
                 .collect(),
+        }
+    }
+}
+
+/// Every command of `value` (a manifest in fable's model) whose program, or the script an
+/// interpreter runs (`sh`, `bash`, `node`, `python3`, ...), is a relative path naming a file of
+/// the source, rewritten to run it from the snapshot (`"${CLAUDE_PLUGIN_ROOT}/PATH"`).
+fn rebase_relative(value: &mut Value, read: &mut ReadFn<'_>) {
+    const INTERPRETERS: &[&str] = &["sh", "bash", "zsh", "node", "python", "python3", "ruby", "perl", "deno", "bun"];
+    let Some(events) = value.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for groups in events.values_mut().filter_map(Value::as_array_mut) {
+        for hook in groups
+            .iter_mut()
+            .filter_map(|g| g.get_mut("hooks"))
+            .filter_map(Value::as_array_mut)
+            .flatten()
+        {
+            let Some(command) = hook.get("command").and_then(Value::as_str) else {
+                continue;
+            };
+            let words: Vec<&str> = command.splitn(3, ' ').collect();
+            let at = match words.as_slice() {
+                [first, ..] if !INTERPRETERS.contains(first) => 0,
+                [_, _, ..] => 1,
+                _ => continue,
+            };
+            let token = words[at].trim_matches(|c| c == '"' || c == '\'');
+            let rel = token.trim_start_matches("./");
+            let relative = !token.is_empty()
+                && !token.starts_with('/')
+                && !token.starts_with('$')
+                && !token.starts_with('~')
+                && (token.starts_with("./") || token.contains('/'));
+            if !relative || crate::source_set::check_relative(rel).is_err() {
+                continue;
+            }
+            if !matches!(read(rel), Ok(Some(_))) {
+                continue;
+            }
+            let mut rebuilt: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            rebuilt[at] = format!("\"${{CLAUDE_PLUGIN_ROOT}}/{rel}\"");
+            hook["command"] = Value::String(rebuilt.join(" "));
         }
     }
 }

@@ -11,7 +11,7 @@ mod parse;
 pub mod suggest;
 mod validate;
 
-pub use format::foreign_in_dir;
+pub use format::{native_in_dir, Native};
 pub use load::{declares_hooks, Loaded, Part, ReadFn, PLUGIN_JSON};
 pub use validate::PathSet;
 
