@@ -19,6 +19,7 @@ mod keys;
 mod layout;
 mod list;
 mod machine_scope;
+mod native_sources;
 mod new_hosts;
 mod nudge;
 mod opencode_host;

@@ -353,10 +353,10 @@ fn a_source_with_nothing_for_a_host_creates_no_file_there() {
 /// its `BeforeAgent` and unexpanded `${extensionPath}`, and a Cursor, Copilot or Windsurf
 /// `hooks.json` is named as such. Nothing is written.
 #[test]
-fn a_source_in_another_hosts_format_is_refused_naming_it() {
+fn a_source_in_another_hosts_format_is_read_as_that_host_writes_it() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.home.join(".claude")).unwrap();
-    // (directory, its files, the file the refusal names, the format it names)
+    // (directory, its files, the file read, the format named)
     type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, &'a str);
     let cases: &[Case] = &[
         (
@@ -370,36 +370,46 @@ fn a_source_in_another_hosts_format_is_refused_naming_it() {
                     "hooks/hooks.json",
                     r#"{"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": "${extensionPath}/hooks/ctx.sh", "timeout": 15000}]}]}}"#,
                 ),
+                ("hooks/ctx.sh", "exit 0\n"),
             ],
-            "gemini-extension.json",
-            "Gemini CLI extension",
+            "hooks/hooks.json",
+            "a Gemini CLI extension",
         ),
         (
             "cursor-hooks",
-            &[(
-                "hooks.json",
-                r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "./guard.sh"}]}}"#,
-            )],
+            &[
+                (
+                    "hooks.json",
+                    r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "./guard.sh"}]}}"#,
+                ),
+                ("guard.sh", "exit 0\n"),
+            ],
             "hooks.json",
-            "Cursor hooks.json",
+            "a Cursor hooks.json",
         ),
         (
             "copilot-hooks",
-            &[(
-                "hooks/hooks.json",
-                r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./guard.sh", "timeoutSec": 10}]}}"#,
-            )],
+            &[
+                (
+                    "hooks/hooks.json",
+                    r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./guard.sh", "timeoutSec": 10}]}}"#,
+                ),
+                ("guard.sh", "exit 0\n"),
+            ],
             "hooks/hooks.json",
-            "Copilot CLI hook file",
+            "a GitHub Copilot CLI hook file",
         ),
         (
             "windsurf-hooks",
-            &[(
-                "hooks.json",
-                r#"{"version": 1, "hooks": {"pre_run_command": [{"command": "./guard.sh"}]}}"#,
-            )],
+            &[
+                (
+                    "hooks.json",
+                    r#"{"version": 1, "hooks": {"pre_run_command": [{"command": "./guard.sh"}]}}"#,
+                ),
+                ("guard.sh", "exit 0\n"),
+            ],
             "hooks.json",
-            "Windsurf hooks.json",
+            "a Windsurf hooks.json",
         ),
     ];
     for (name, files, file, format) in cases {
@@ -408,21 +418,32 @@ fn a_source_in_another_hosts_format_is_refused_naming_it() {
             write(&src.join(rel), text);
         }
         let (code, doc) = install_json(&env, &src);
-        assert_eq!(code, Some(1), "{name}: {doc:#}");
-        let problems = doc["error"]["problems"].as_array().unwrap();
-        assert_eq!(problems.len(), 1, "{name}: {doc:#}");
-        let p = &problems[0];
-        let path = src.canonicalize().unwrap().join(file);
-        assert_eq!(p["path"].as_str(), path.to_str(), "{name}: {p}");
-        assert!(
-            p["message"].as_str().unwrap().contains(format),
-            "{name}: {p}"
-        );
-        assert!(
-            p["fix"].as_str().unwrap().contains("Claude Code's format"),
-            "{name}: {p}"
+        assert_eq!(code, Some(0), "{name}: {doc:#}");
+        let host = name.split('-').next().unwrap();
+        let notes = doc["sources"][0]["notes"].as_array().unwrap();
+        assert_eq!(
+            notes[0].as_str().unwrap(),
+            format!("read {file} as {format} ({host}), translated into fable's model"),
+            "{name}: {doc:#}"
         );
     }
-    assert!(!env.fable_home.join("sources").exists(), "nothing written");
-    assert!(!env.claude_settings().exists(), "nothing wired");
+    // The Gemini extension's BeforeAgent is Claude Code's UserPromptSubmit there (not an
+    // event Claude does not have), its ${extensionPath} the snapshot, its 15000 ms 15 s.
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.claude_settings()).unwrap()).unwrap();
+    let hooks = settings["hooks"].as_object().unwrap();
+    assert!(!hooks.contains_key("BeforeAgent"), "{settings:#}");
+    let ctx = &hooks["UserPromptSubmit"][0]["hooks"][0];
+    assert!(
+        ctx["command"]
+            .as_str()
+            .unwrap()
+            .contains("/current/hooks/ctx.sh"),
+        "{ctx}"
+    );
+    assert!(
+        !ctx["command"].as_str().unwrap().contains("extensionPath"),
+        "{ctx}"
+    );
+    assert_eq!(ctx["timeout"], 15);
 }

@@ -106,7 +106,9 @@ fn entry_to_claude(
     losses: &mut Vec<String>,
 ) -> Option<Value> {
     let Some(obj) = entry.as_object() else {
-        losses.push(format!("{host} \"{event}\": an entry that is not an object — skipped"));
+        losses.push(format!(
+            "{host} \"{event}\": an entry that is not an object — skipped"
+        ));
         return None;
     };
     let kind = obj.get("type").and_then(Value::as_str).unwrap_or("command");
@@ -125,7 +127,9 @@ fn entry_to_claude(
             .filter(|k| obj.contains_key(*k))
             .collect();
         losses.push(match other.first() {
-            Some(k) => format!("{host} \"{event}\": a \"{k}\" command only, no \"{key}\" — skipped on every host"),
+            Some(k) => format!(
+                "{host} \"{event}\": a \"{k}\" command only, no \"{key}\" — skipped on every host"
+            ),
             None => format!("{host} \"{event}\": an entry without \"{key}\" — skipped"),
         });
         return None;
@@ -160,7 +164,9 @@ fn entry_to_claude(
         if KEPT.contains(&k.as_str()) {
             hook.insert(k.clone(), v.clone());
         } else {
-            losses.push(format!("{host} \"{event}\": key \"{k}\" has no fable equivalent — dropped"));
+            losses.push(format!(
+                "{host} \"{event}\": key \"{k}\" has no fable equivalent — dropped"
+            ));
         }
     }
     Some(Value::Object(hook))
@@ -206,7 +212,10 @@ mod tests {
         let t = translate(Host::Cursor, &doc);
         let h = &t.manifest["hooks"];
         assert_eq!(h["PreToolUse"][0]["matcher"], "Bash");
-        assert_eq!(h["PreToolUse"][0]["hooks"][0]["command"], "./hooks/guard.sh");
+        assert_eq!(
+            h["PreToolUse"][0]["hooks"][0]["command"],
+            "./hooks/guard.sh"
+        );
         assert_eq!(h["PreToolUse"][0]["hooks"][0]["timeout"], 5);
         assert_eq!(h["PreToolUse"][1]["matcher"], "Bash|Read");
         assert_eq!(h["PostToolUse"][0]["matcher"], "Edit|Write|MultiEdit");
@@ -263,8 +272,15 @@ mod tests {
         let t = translate(Host::Windsurf, &doc);
         let h = &t.manifest["hooks"];
         assert_eq!(h["PreToolUse"][0]["matcher"], "Bash");
-        assert_eq!(h["PostToolUse"][0]["matcher"], "Write|Edit|MultiEdit|NotebookEdit");
+        assert_eq!(
+            h["PostToolUse"][0]["matcher"],
+            "Write|Edit|MultiEdit|NotebookEdit"
+        );
         assert_eq!(h["Stop"][0]["hooks"][0]["command"], "done");
-        assert!(t.losses.iter().any(|l| l.contains("show_output")), "{:?}", t.losses);
+        assert!(
+            t.losses.iter().any(|l| l.contains("show_output")),
+            "{:?}",
+            t.losses
+        );
     }
 }

@@ -2,12 +2,12 @@
 //! (docs/design.md, "On disk" and "Hook sources and the manifest"). Everything that decides *what* a hook source is lives here, so
 //! that sync, status, doctor, update and the evaluator's staleness nudge can never disagree.
 
-pub mod jsonc;
 pub mod digest;
 pub(crate) mod dirfd;
 pub mod error;
 pub mod fsutil;
 pub mod hash;
+pub mod jsonc;
 pub mod key;
 pub mod manifest;
 pub mod mirror;

@@ -268,13 +268,19 @@ mod tests {
             ),
         ])
         .unwrap();
-        assert_eq!((gemini.host, gemini.what), (Host::Gemini, "a Gemini CLI extension"));
+        assert_eq!(
+            (gemini.host, gemini.what),
+            (Host::Gemini, "a Gemini CLI extension")
+        );
         let cursor = detect(&[(
             "hooks.json",
             r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "./a.sh"}]}}"#,
         )])
         .unwrap();
-        assert_eq!((cursor.host, cursor.rel.as_str()), (Host::Cursor, "hooks.json"));
+        assert_eq!(
+            (cursor.host, cursor.rel.as_str()),
+            (Host::Cursor, "hooks.json")
+        );
         let copilot = detect(&[(
             "hooks/hooks.json",
             r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./a.sh", "timeoutSec": 10}]}}"#,
@@ -318,7 +324,11 @@ mod tests {
         .unwrap();
         assert_eq!(p.host, Host::Gemini);
         assert_eq!(p.others, vec![".cursor/hooks.json", ".kimi/config.toml"]);
-        let kimi = detect(&[(".kimi/config.toml", "[[hooks]]\nevent = \"Stop\"\ncommand = \"a\"\ntimeout = 5\n")]).unwrap();
+        let kimi = detect(&[(
+            ".kimi/config.toml",
+            "[[hooks]]\nevent = \"Stop\"\ncommand = \"a\"\ntimeout = 5\n",
+        )])
+        .unwrap();
         assert_eq!(kimi.doc["hooks"]["Stop"][0]["command"], "a");
     }
 

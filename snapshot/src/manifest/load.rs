@@ -214,9 +214,7 @@ impl Loaded {
             })?;
         let mut notes = vec![format!(
             "read {} as {} ({}), translated into fable's model",
-            native.rel,
-            native.what,
-            native.host
+            native.rel, native.what, native.host
         )];
         notes.extend(t.losses);
         for other in &native.others {
@@ -273,7 +271,9 @@ impl Loaded {
 /// interpreter runs (`sh`, `bash`, `node`, `python3`, ...), is a relative path naming a file of
 /// the source, rewritten to run it from the snapshot (`"${CLAUDE_PLUGIN_ROOT}/PATH"`).
 fn rebase_relative(value: &mut Value, read: &mut ReadFn<'_>) {
-    const INTERPRETERS: &[&str] = &["sh", "bash", "zsh", "node", "python", "python3", "ruby", "perl", "deno", "bun"];
+    const INTERPRETERS: &[&str] = &[
+        "sh", "bash", "zsh", "node", "python", "python3", "ruby", "perl", "deno", "bun",
+    ];
     let Some(events) = value.get_mut("hooks").and_then(Value::as_object_mut) else {
         return;
     };
