@@ -20,6 +20,7 @@ import fakemodel as fm  # noqa: E402
 import hosts as H  # noqa: E402
 import kimi as KI  # noqa: E402
 import machine as MA  # noqa: E402
+import native as NA  # noqa: E402
 import opencode as OC  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -33,7 +34,7 @@ OWN_PREFIX = {"kimi": KI}
 # Node start-up competes with every other host's first run.
 START_DELAY = {"kimi": 60}
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
-         "stop-card", "stop-bounded", "stop-bounded-repeat", "watch-line", "loopback-only"] + MA.CASES
+         "stop-card", "stop-bounded", "stop-bounded-repeat", "watch-line", "loopback-only"] + MA.CASES + NA.CASES
 RUN_DEADLINE = 45.0
 # A host's first run pays its one-time start-up in a fresh HOME (OpenCode: well over 45 s on a
 # loaded two-core machine, against 10 s on a quiet one).
@@ -772,6 +773,12 @@ def inner_main(host, root, fable):
     else:
         not_applicable("watch-line", "checked on Claude Code; the watch itself does not depend on the host "
                        "(tests/watch.rs)")
+
+    # ---- sources in another host's format (tests/hosts-e2e/native.py)
+    try:
+        cases.update(NA.native_case(inn, host, fable, inn.runs))
+    except Exception as e:  # noqa: BLE001
+        cases["native-sources"] = ["FAIL", f"harness: {e}"]
 
     # ---- the machine scope (tests/hosts-e2e/machine.py), in a second HOME of this namespace
     try:
