@@ -45,12 +45,12 @@ fn every_host(name: &str) -> (TestEnv, PathBuf) {
         ".config/opencode",
         ".factory",
         ".augment",
-        ".kimi",
+        ".kimi-code",
         ".codeium/windsurf",
     ] {
         std::fs::create_dir_all(env.home.join(d)).unwrap();
     }
-    write(&env.home.join(".kimi/config.toml"), "");
+    write(&env.home.join(".kimi-code/config.toml"), "");
     let src = env.root().join(name);
     copy_dir(&fixture(name), &src);
     (env, src)

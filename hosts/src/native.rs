@@ -185,7 +185,15 @@ fn tools_to_claude(spec: &dyn HostSpec, matcher: &str) -> String {
             .filter(|(_, theirs)| theirs.contains(&alt))
             .map(|(claude, _)| *claude)
             .collect();
-        if mapped.is_empty() {
+        // A name the host shares with Claude Code (no row renames it) means itself too: Kimi
+        // calls Claude's MultiEdit `Edit`, and its `Edit` is also Claude's `Edit`.
+        let claude_name = Host::ALL.iter().any(|h| {
+            h.spec()
+                .tools()
+                .is_some_and(|t| t.iter().any(|(claude, _)| *claude == alt))
+        });
+        let shared = claude_name && !table.iter().any(|(claude, _)| *claude == alt);
+        if mapped.is_empty() || shared {
             names.push(alt.to_string());
         }
         for m in mapped {

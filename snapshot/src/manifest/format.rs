@@ -16,7 +16,7 @@
 //! - when nothing above and no Claude Code manifest is there, a project's own host files:
 //!   `.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`,
 //!   `.qwen/settings.json`, `.factory/settings.json`, `.augment/settings.json`,
-//!   `.cursor/hooks.json`, `.windsurf/hooks.json`, `.kimi/config.toml` (its `[[hooks]]`):
+//!   `.cursor/hooks.json`, `.windsurf/hooks.json`, `.kimi-code/config.toml` (its `[[hooks]]`):
 //!   the first that declares hooks is read, the others are named in a note (one source is one
 //!   set of hooks: the same hook written for two hosts would run twice).
 
@@ -52,7 +52,7 @@ const PROJECT_FILES: &[(Host, &str)] = &[
     (Host::Augment, ".augment/settings.json"),
     (Host::Cursor, ".cursor/hooks.json"),
     (Host::Windsurf, ".windsurf/hooks.json"),
-    (Host::Kimi, ".kimi/config.toml"),
+    (Host::Kimi, ".kimi-code/config.toml"),
 ];
 
 /// A source in a host's own format: which host, the file its hooks are in, what it is, and
@@ -317,15 +317,18 @@ mod tests {
             ),
             (".qwen/settings.json", r#"{"model": "x"}"#),
             (
-                ".kimi/config.toml",
+                ".kimi-code/config.toml",
                 "[[hooks]]\nevent = \"Stop\"\ncommand = \"a\"\n",
             ),
         ])
         .unwrap();
         assert_eq!(p.host, Host::Gemini);
-        assert_eq!(p.others, vec![".cursor/hooks.json", ".kimi/config.toml"]);
+        assert_eq!(
+            p.others,
+            vec![".cursor/hooks.json", ".kimi-code/config.toml"]
+        );
         let kimi = detect(&[(
-            ".kimi/config.toml",
+            ".kimi-code/config.toml",
             "[[hooks]]\nevent = \"Stop\"\ncommand = \"a\"\ntimeout = 5\n",
         )])
         .unwrap();
