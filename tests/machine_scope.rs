@@ -315,3 +315,43 @@ fn cached_server_managed_settings_shadow_the_machine_tier_and_the_doctor_says_so
     write(&cache, "{}\n");
     assert!(doctor().is_empty());
 }
+
+#[test]
+fn status_says_inert_for_untrusted_codex_entries_and_an_untrusted_gemini_folder() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    std::fs::create_dir_all(env.home.join(".gemini")).unwrap();
+    env.ok(["install"]);
+    let profile = |doc: &Value, host: &str| {
+        doc["sources"][0]["profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["host"] == host)
+            .unwrap()
+            .clone()
+    };
+    let doc = env.json(["status", "--json"]);
+    assert_eq!(doc["current"], false, "{doc}");
+    let codex = profile(&doc, "codex");
+    assert_eq!(codex["state"], "inert", "{codex}");
+    assert!(codex["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("untrusted in Codex: "));
+    assert_eq!(codex["fix"], "fable install --trust-codex");
+    let gemini = profile(&doc, "gemini");
+    assert_eq!(gemini["state"], "inert", "{gemini}");
+    assert!(gemini["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Gemini folder not trusted: no folder is trusted in "));
+    assert_eq!(profile(&doc, "claude")["state"], "current");
+    // A trusted folder: Gemini runs them somewhere, so they are not inert.
+    write(
+        &env.home.join(".gemini/trustedFolders.json"),
+        &format!("{{\"{}\": \"TRUST_FOLDER\"}}\n", env.root().display()),
+    );
+    let doc = env.json(["status", "--json"]);
+    assert_eq!(profile(&doc, "gemini")["state"], "current", "{doc}");
+}

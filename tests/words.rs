@@ -137,7 +137,12 @@ fn not_wired_is_fixed_by_its_printed_command() {
 fn a_new_profile_makes_the_source_partly_wired_and_the_fix_wires_it() {
     let env = TestEnv::new();
     installed(&env);
-    std::fs::create_dir_all(env.home.join(".gemini")).unwrap();
+    // Folder trust off: with it on and no trusted folder, the wired profile would be inert,
+    // whose fix is the user's to make (tests/machine_scope.rs, tests/doctor.rs).
+    write(
+        &env.home.join(".gemini/settings.json"),
+        "{\"security\": {\"folderTrust\": {\"enabled\": false}}}\n",
+    );
     let text = status(&env);
     assert!(
         text.contains("gemini ~/.gemini/settings.json: not wired"),

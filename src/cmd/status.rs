@@ -52,6 +52,66 @@ fn foreign_high_risk(home: &FableHome) -> anyhow::Result<usize> {
     Ok(listing.rows.iter().filter(|r| r.high_risk()).count())
 }
 
+/// Profiles wired as planned whose host will not run the entries say why, as `inert` (the
+/// machine policies are judged by the installer, `ops::status`): the profile's own switch
+/// (`disableAllHooks`, Codex's `[features] hooks = false`), Gemini with no trusted folder, and a
+/// source's Codex entries without recorded trust. The doctor's checks decide each
+/// (`fable_doctor::checks`), so status, install's notes and the doctor say the same.
+fn mark_inert(home: &FableHome, sources: &mut [SourceStatus]) {
+    use fable_installer::profiles;
+    let Ok(all) = profiles::discover(home) else {
+        return;
+    };
+    let notes = fable_doctor::checks::wiring_notes(home, &all);
+    const STOPS: &[&str] = &[
+        "profile.hooks_disabled",
+        "profile.codex_hooks_disabled",
+        "profile.folder_trust",
+    ];
+    for s in sources.iter_mut() {
+        for p in s.profiles.iter_mut().filter(|p| p.state == "current") {
+            let Some(profile) = all
+                .iter()
+                .find(|q| q.host.name() == p.host && p.path.starts_with(&q.path))
+            else {
+                continue;
+            };
+            let subject = format!("{} {}", profile.host, profile.path.display());
+            let stop = notes.iter().find(|f| {
+                f.subject == subject
+                    && STOPS.contains(&f.id.as_str())
+                    && f.severity == fable_doctor::Severity::Error
+            });
+            let (message, fix) = if let Some(f) = stop {
+                let message = match f.id.as_str() {
+                    // The finding explains folder trust at length; status names the cause.
+                    "profile.folder_trust" => format!(
+                        "Gemini folder not trusted: {}",
+                        f.message.rsplit("; ").next().unwrap_or(&f.message)
+                    ),
+                    _ => f.message.clone(),
+                };
+                (message, f.fix.clone())
+            } else {
+                let untrusted = fable_doctor::checks::codex_untrusted_of(home, profile, &s.key);
+                if untrusted.is_empty() {
+                    continue;
+                }
+                (
+                    format!(
+                        "untrusted in Codex: {} (no trusted_hash, so Codex skips them)",
+                        fable_snapshot::plural::count(untrusted.len(), "entry", "entries")
+                    ),
+                    Some("fable install --trust-codex".to_string()),
+                )
+            };
+            p.state = "inert".into();
+            p.message = Some(message);
+            p.fix = fix;
+        }
+    }
+}
+
 /// True when something is installed and all of it is current.
 fn all_current(sources: &[SourceStatus]) -> bool {
     !sources.is_empty()
@@ -69,7 +129,8 @@ impl Run for StatusArgs {
             .source
             .as_deref()
             .map(|p| SourceSpec::from_arg(Some(p)));
-        let sources = status(&home, spec.as_ref()).context("cannot read status")?;
+        let mut sources = status(&home, spec.as_ref()).context("cannot read status")?;
+        mark_inert(&home, &mut sources);
         let current = all_current(&sources);
         let high_risk = if self.check {
             foreign_high_risk(&home)?

@@ -24,6 +24,8 @@ pub(super) fn check_codex(home: &FableHome, parsed: &ParsedProfile, subject: &st
         return Vec::new();
     }
     let config_file = codex_trust::config_path(&parsed.profile);
+    // A machine tier's hooks are managed: Codex runs them without per-hook trust.
+    let machine = parsed.profile.scope() == fable_installer::home::Scope::Machine;
     let config = match CodexConfig::load(&config_file) {
         Ok(c) => c,
         Err(e) => {
@@ -56,7 +58,7 @@ pub(super) fn check_codex(home: &FableHome, parsed: &ParsedProfile, subject: &st
             )),
         );
     }
-    if ours.is_empty() {
+    if ours.is_empty() || machine {
         return out;
     }
     let asked = codex_trust::codex_on_path().map(|codex| {
@@ -81,6 +83,41 @@ pub(super) fn check_codex(home: &FableHome, parsed: &ParsedProfile, subject: &st
         None => out.extend(judge_recorded(&config, &ours, subject)),
     }
     out
+}
+
+/// The trust keys of source `key`'s entries in the Codex profile `profile` that have no
+/// recorded `trusted_hash` (offline, so `fable status` stays fast): Codex silently skips them.
+/// None in a machine tier, whose hooks Codex runs as managed, without per-hook trust.
+pub fn untrusted_of(
+    home: &FableHome,
+    profile: &fable_installer::profiles::Profile,
+    key: &str,
+) -> Vec<String> {
+    if profile.host != Host::Codex || profile.scope() != fable_installer::home::Scope::User {
+        return Vec::new();
+    }
+    let Ok(parsed) = super::parse_profile(profile) else {
+        return Vec::new();
+    };
+    let Ok(config) = CodexConfig::load(&codex_trust::config_path(profile)) else {
+        return Vec::new();
+    };
+    let path = profile.path.display();
+    parsed
+        .entries
+        .iter()
+        .zip(entry_owners(home, &parsed))
+        .filter(|(_, owner)| owner.as_deref() == Some(key))
+        .map(|(e, _)| {
+            format!(
+                "{path}:{}:{}:{}",
+                codex_trust::snake_event(&e.event),
+                e.group,
+                e.index
+            )
+        })
+        .filter(|k| config.trusted_hash(k).is_none())
+        .collect()
 }
 
 /// Trust keys of fable's entries in the file (by the identity install uses), as Codex
