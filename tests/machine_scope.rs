@@ -36,6 +36,7 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     let env = TestEnv::new();
     let root = machine(&env);
     std::fs::create_dir_all(root.join("etc/codex")).unwrap();
+    std::fs::create_dir_all(root.join("etc/augment")).unwrap();
     let user_settings = std::fs::read(env.claude_settings()).unwrap();
     let first = env.json(["--scope", "machine", "install", "--json"]);
     assert_eq!(first["changed"], true, "{first}");
@@ -80,8 +81,12 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     assert!(std::fs::read_to_string(&codex)
         .unwrap()
         .contains("--host codex"));
+    // Auggie: its machine settings file, created 0644.
+    let augment = root.join("etc/augment/settings.json");
+    assert_eq!(mode(&augment), 0o644);
+    assert!(std::fs::read_to_string(&augment).unwrap().contains("--host augment"));
     // No `/etc` directory of a host the machine does not have; nothing of the user's.
-    assert!(!root.join("etc/augment").exists());
+    assert!(!root.join("etc/qwen-code").exists() && !root.join("etc/cursor").exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);
     assert!(
         !env.fable_home.exists(),
@@ -121,6 +126,7 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     assert_eq!(mode(&gemini), 0o640);
     assert!(!dropin.exists());
     assert!(!codex.exists());
+    assert!(!augment.exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);
 }
 
