@@ -84,7 +84,9 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
     // Auggie: its machine settings file, created 0644.
     let augment = root.join("etc/augment/settings.json");
     assert_eq!(mode(&augment), 0o644);
-    assert!(std::fs::read_to_string(&augment).unwrap().contains("--host augment"));
+    assert!(std::fs::read_to_string(&augment)
+        .unwrap()
+        .contains("--host augment"));
     // No `/etc` directory of a host the machine does not have; nothing of the user's.
     assert!(!root.join("etc/qwen-code").exists() && !root.join("etc/cursor").exists());
     assert_eq!(std::fs::read(env.claude_settings()).unwrap(), user_settings);

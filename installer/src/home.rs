@@ -163,6 +163,35 @@ impl FableHome {
         Ok(home)
     }
 
+    /// How to run fable on this home, for the fixes it prints: `fable`, or in the machine
+    /// scope `sudo fable --scope machine` (with `--root` when the system root is not `/`).
+    pub fn invocation(&self) -> String {
+        match self.scope {
+            Scope::User => "fable".into(),
+            Scope::Machine if self.system_root == Path::new("/") => {
+                "sudo fable --scope machine".into()
+            }
+            Scope::Machine => format!(
+                "sudo fable --scope machine --root {}",
+                fable_snapshot::manifest::shell_quote(&self.system_root.to_string_lossy())
+            ),
+        }
+    }
+
+    /// `text` with each command fable printed as `fable ...` spelled for this home
+    /// ([`FableHome::invocation`]): unchanged in the user scope.
+    pub fn spell_commands(&self, text: &str) -> String {
+        if self.scope == Scope::User {
+            return text.to_string();
+        }
+        let with = self.invocation();
+        let mut out = text.replace("`fable ", &format!("`{with} "));
+        if let Some(rest) = out.strip_prefix("fable ") {
+            out = format!("{with} {rest}");
+        }
+        out
+    }
+
     /// Which hooks this home converges.
     pub fn scope(&self) -> Scope {
         self.scope

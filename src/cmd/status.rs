@@ -131,6 +131,16 @@ impl Run for StatusArgs {
             .map(|p| SourceSpec::from_arg(Some(p)));
         let mut sources = status(&home, spec.as_ref()).context("cannot read status")?;
         mark_inert(&home, &mut sources);
+        // In the machine scope every printed fix runs as `sudo fable --scope machine ...`.
+        for s in &mut sources {
+            s.fix = s.fix.as_deref().map(|f| home.spell_commands(f));
+            for p in &mut s.problems {
+                *p = home.spell_commands(p);
+            }
+            for p in &mut s.profiles {
+                p.fix = p.fix.as_deref().map(|f| home.spell_commands(f));
+            }
+        }
         let current = all_current(&sources);
         let high_risk = if self.check {
             foreign_high_risk(&home)?
