@@ -7,7 +7,8 @@ fable prints one JSON document on stdout with ``--json``. The modules read ``cha
 run's ``would_change``) and ``ok`` from its top level; a document without ``ok`` (fable before
 the common JSON envelope) is ok exactly when the exit code is 0. A failure's message is ``error.message`` when fable
 printed one, else its stderr. Exit code 5 means another fable run holds the install lock:
-the command is retried a few times.
+the command is retried a few times. ``scope: machine`` runs fable with its global flag
+``--scope machine`` (before the subcommand) and ``machine_root`` as ``FABLE_MACHINE_ROOT``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,6 +28,8 @@ COMMON_ARGS = dict(
     lock_wait=dict(type='float'),
     retries=dict(type='int', default=3),
     retry_delay=dict(type='float', default=5.0),
+    scope=dict(type='str', default='user', choices=['user', 'machine']),
+    machine_root=dict(type='path'),
 )
 
 
@@ -60,20 +63,33 @@ def fable_binary(module):
     return module.get_bin_path(name, required=True)
 
 
-def run_fable(module, args):
-    """Runs ``fable ARGS --json``; returns (rc, document or None, stdout, stderr).
+def scope_args(module):
+    """fable's global flags for ``scope``: none for the user scope (fable's default), else
+    ``--scope machine``. ``machine_root`` without ``scope: machine`` fails the task."""
+    scope = module.params.get('scope') or 'user'
+    if module.params.get('machine_root') and scope != 'machine':
+        module.fail_json(msg='machine_root is only for scope: machine')
+    return [] if scope == 'user' else ['--scope', scope]
+
+
+def run_fable(module, args, cwd=None):
+    """Runs ``fable [--scope machine] ARGS --json``; returns (rc, document or None, stdout,
+    stderr, argv).
 
     Retries while fable reports the install lock busy (exit code 5).
     """
-    cmd = [fable_binary(module)] + list(args) + ['--json']
+    cmd = [fable_binary(module)] + scope_args(module) + list(args) + ['--json']
     env = {}
+    if module.params.get('machine_root'):
+        env['FABLE_MACHINE_ROOT'] = os.path.abspath(os.path.expanduser(
+            module.params['machine_root']))
     if module.params.get('fable_home'):
         env['FABLE_HOME'] = fable_home(module)
     if module.params.get('lock_wait') is not None:
         env['FABLE_INSTALL_LOCK_WAIT_MS'] = str(int(module.params['lock_wait'] * 1000))
     attempts = max(0, module.params['retries']) + 1
     for attempt in range(attempts):
-        rc, out, err = module.run_command(cmd, environ_update=env)
+        rc, out, err = module.run_command(cmd, environ_update=env, cwd=cwd)
         if rc != LOCK_BUSY or attempt + 1 == attempts:
             break
         time.sleep(module.params['retry_delay'])

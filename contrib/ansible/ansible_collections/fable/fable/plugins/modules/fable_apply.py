@@ -73,6 +73,25 @@ options:
     description: Seconds between those attempts.
     type: float
     default: 5.0
+  scope:
+    description:
+      - Which of fable's installations to manage. V(user) (fable's default) is the user's own
+        (C($FABLE_HOME), the agents' user settings); V(machine) is the machine-wide one, for
+        every user of the host (fable's global flag C(--scope machine), before the
+        subcommand).
+      - >-
+        V(machine) writes system paths, so the task needs C(become: true), unless
+        O(machine_root) roots them somewhere the remote user may write.
+      - Needs a fable that has C(--scope).
+    type: str
+    choices: [user, machine]
+    default: user
+  machine_root:
+    description:
+      - The directory every machine-wide path of fable is rooted under (C(FABLE_MACHINE_ROOT)
+        in fable's environment), for an image being built or a test. Only with
+        O(scope=machine).
+    type: path
 attributes:
   check_mode:
     description: Runs C(fable apply --dry-run); nothing on the host is written.
@@ -96,6 +115,13 @@ EXAMPLES = r'''
     inventory_path: /etc/fable/fleet.toml
     sync: true
     fable_bin: /usr/local/bin/fable
+
+- name: The machine-wide installation, for every user of the host (fable --scope machine)
+  fable.fable.fable_apply:
+    inventory: "{{ lookup('ansible.builtin.file', 'machine-fleet.toml') }}"
+    inventory_path: /etc/fable/fleet.toml
+    scope: machine
+  become: true
 '''
 
 RETURN = r'''
