@@ -107,8 +107,9 @@ class Sandbox:
 
     def playbook(self, name, extra, *flags, fails=False):
         vars_file = os.path.join(self.root, "vars.json")
-        write(vars_file, json.dumps(dict(extra, fable_bin=self.fable,
-                                         ansible_python_interpreter=sys.executable)))
+        write(vars_file, json.dumps(dict(dict(fable_bin=self.fable,
+                                              ansible_python_interpreter=sys.executable),
+                                         **extra)))
         argv = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
                 "-e", "@" + vars_file] + list(flags) + [os.path.join(HERE, name)]
         p = self.run(argv, check=not fails)
@@ -298,9 +299,12 @@ def scenario(box):
         die("modules.yml changed %d task(s)" % changed, out)
     print("ansible: fable_status facts and fable_apply check mode and errors: ok")
 
-    changed, out = box.playbook("envelope.yml", dict(
-        sandbox=box.root, fake_fable=os.path.join(HERE, "fake_fable.py")))
+    fake = os.path.join(HERE, "fake_fable.py")
+    changed, out = box.playbook("envelope.yml", dict(sandbox=box.root, fake_fable=fake,
+                                                     fable_bin=fake))
     print("ansible: the JSON envelope, error.message and the retry on exit code 5: ok")
+    print("ansible: scope machine and machine_root on fable's command line (modules, role, "
+          "report), the report's inert and high-risk entries: ok")
 
     # Remove the path source: check mode plans the prune and writes nothing.
     extra = dict(fable_inventory=inventory(box, ["team", "default"]), fable_lock=lock)
