@@ -144,7 +144,8 @@ def fleet_report(hosts, hostvars, var='fable_machine_report'):
         except (KeyError, AttributeError):
             result = None
         machines[str(host)] = _machine(result)
-    rows = [(h, m) for h, m in sorted(machines.items())]
+    rows = sorted(machines.items())
+    digests = [m for h, m in rows]
     not_current = {}
     for host, m in rows:
         for s in m.get('not_current', []):
@@ -161,18 +162,18 @@ def fleet_report(hosts, hostvars, var='fable_machine_report'):
         for i in m.get('inert', []):
             _add(inert.setdefault(i.get('reason') or '(no reason given)', []), host)
     by_state = dict((s, 0) for s in STATES)
-    by_state.update(_count(m['state'] for _, m in rows))
+    by_state.update(_count(m['state'] for m in digests))
     summary = dict(
         machines=len(rows),
         by_state=by_state,
         not_current=not_current,
-        foreign=sum(len(m.get('foreign', [])) for _, m in rows),
+        foreign=sum(len(m.get('foreign', [])) for m in digests),
         foreign_machines=[h for h, m in rows if m.get('foreign')],
-        high_risk=sum(len(m.get('high_risk', [])) for _, m in rows),
+        high_risk=sum(len(m.get('high_risk', [])) for m in digests),
         high_risk_entries=high_risk,
-        inert=sum(len(m.get('inert', [])) for _, m in rows),
+        inert=sum(len(m.get('inert', [])) for m in digests),
         inert_reasons=inert,
-        unreadable=sum(len(m.get('unreadable', [])) for _, m in rows),
+        unreadable=sum(len(m.get('unreadable', [])) for m in digests),
         errors=dict((h, m['error']) for h, m in rows if m.get('error')),
     )
     return dict(schema=1, machines=machines, summary=summary)
@@ -187,9 +188,10 @@ def _hosts(names, limit=8):
 def fleet_report_text(report):
     """The fleet report's summary in a few lines of plain text."""
     s = report['summary']
+    by_state = ['%s %d' % (k, v) for k, v in s['by_state'].items()
+                if v or k in ('current', 'not_current')]
     lines = ['fable fleet report: %d machines' % s['machines'],
-             'machines by state: ' + ', '.join('%s %d' % (k, v) for k, v in s['by_state'].items()
-                                                if v or k in ('current', 'not_current'))]
+             'machines by state: ' + ', '.join(by_state)]
     if s['not_current']:
         for key, e in sorted(s['not_current'].items()):
             states = ', '.join('%s %d' % kv for kv in sorted(e['states'].items()))
