@@ -17,7 +17,8 @@ Then ONE ansible-playbook run of the role converges every machine (each one's `f
 --json` says every source is current; the hand edit is gone, the foreign hooks are kept;
 machines of kind 3 are not changed), a SECOND run changes nothing on any host (PLAY RECAP),
 and the report afterwards says every machine is current and lists the foreign and high-risk
-entries. Prints the wall time of each run.
+entries. Prints the wall time of each run and the CPU time of ansible-playbook with
+everything it ran (on a shared machine the wall time follows the load; the CPU time less).
 
 Usage: python fleet.py [--machines N] [--forks F] [--keep]   (needs FABLE_BIN; run.sh runs it
 with 10 machines in the venv holding ansible-core).
@@ -27,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -166,8 +168,12 @@ class Fleet:
         argv = [os.path.join(BIN, "ansible-playbook"), "-i", self.hosts_file,
                 "-e", "@" + self.vars_file, "-f", str(self.forks)] + list(flags) + [playbook]
         start = time.monotonic()
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = self.run(argv, check=False)
         took = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU of ansible-playbook and everything it waited for (its workers, the modules, fable).
+        self.cpu = (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
         if os.environ.get("FABLE_ANSIBLE_VERBOSE"):
             print(p.stdout)
         recap = {}
@@ -318,6 +324,7 @@ def scenario(fleet):
         print("fleet:   " + line)
 
     recap, first, out = fleet.playbook(site)
+    first_cpu = fleet.cpu
     for name, r in sorted(recap.items()):
         if (r["changed"] == 0) != (fleet.kind(name) == "foreign"):
             die("first run: %s (%s) changed=%d" % (name, fleet.kind(name), r["changed"]), out)
@@ -338,6 +345,7 @@ def scenario(fleet):
                                sum(1 for x in fleet.names if fleet.kind(x) == "foreign")))
 
     recap, second, out = fleet.playbook(site)
+    second_cpu = fleet.cpu
     changed = [h for h, r in recap.items() if r["changed"]]
     if changed:
         die("second run: changed on %s" % ", ".join(sorted(changed)), out)
@@ -348,8 +356,10 @@ def scenario(fleet):
     print("fleet: the report after (%.1f s):" % took)
     for line in summary:
         print("fleet:   " + line)
-    print("fleet: %d machines, forks %d: first run %.1f s, second run %.1f s (changed=0), "
-          "report %.1f s" % (n, fleet.forks, first, second, took))
+    print("fleet: %d machines, forks %d: first run %.1f s (CPU %.1f s), second run %.1f s "
+          "(CPU %.1f s, changed=0), report %.1f s (CPU %.1f s); load average %.1f"
+          % (n, fleet.forks, first, first_cpu, second, second_cpu, took, fleet.cpu,
+             os.getloadavg()[0]))
 
 
 if __name__ == "__main__":
