@@ -4,7 +4,7 @@ commands print (`{"schema", "command", "ok", "changed", ...}`, errors as `"error
 {"kind", "message"}`) and exits with fable's codes, so that the modules' handling of it, and
 their retry on exit code 5 (the install lock busy), are tested. FAKE_FABLE names the case;
 FAKE_FABLE_CALLS counts the invocations. With FAKE_FABLE_ARGV, each invocation's arguments and
-FABLE_MACHINE_ROOT are appended to that file (one JSON line each), so that the command line
+FABLE_SYSTEM_ROOT are appended to that file (one JSON line each), so that the command line
 the modules build (the global `--scope machine` before the subcommand) is tested; the case
 `record` then answers `status`, `apply` and `list` as a converged machine with an inert entry
 and a high-risk foreign one would."""
@@ -22,7 +22,7 @@ record = os.environ.get("FAKE_FABLE_ARGV")
 if record:
     with open(record, "a") as f:
         f.write(json.dumps(dict(argv=sys.argv[1:],
-                                machine_root=os.environ.get("FABLE_MACHINE_ROOT"))) + "\n")
+                                machine_root=os.environ.get("FABLE_SYSTEM_ROOT"))) + "\n")
 args = sys.argv[1:]
 if args[:1] == ["--scope"]:
     args = args[2:]
@@ -68,9 +68,9 @@ elif case == "status":
 elif case == "record" and command == "status":
     envelope(True, False, current=True, sources=[dict(
         key="team", state="current", problems=[], fix=None,
-        profiles=[dict(host="claude", path="/x/.claude/settings.json", state="current",
-                       inert=[dict(event="PreToolUse", reason="disableAllHooks is true in "
-                                   "/etc/claude-code/managed-settings.json")])])])
+        profiles=[dict(host="claude", path="/x/.claude/settings.json", state="inert",
+                       message="allowManagedHooksOnly in /etc/claude-code/managed-settings.json",
+                       fix="deploy at machine level: sudo fable install --scope machine")])])
 elif case == "record" and command == "apply":
     envelope(True, False, **dict(report, pruned=[], sources=[]))
 elif case == "record" and command == "list":

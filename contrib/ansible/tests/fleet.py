@@ -3,8 +3,8 @@
 
 Each machine is a host of an Ansible inventory with `ansible_connection=local` and its own
 HOME, FABLE_HOME and `machine_root` (a directory reserved for the machine scope) under one
-temporary directory; fable runs there with that HOME and FABLE_HOME (the host variable
-fable_environment). Before the first run the machines drift, by their number modulo 5:
+temporary directory; fable runs there with that HOME and FABLE_HOME, and FABLE_SYSTEM_ROOT
+set to the machine_root (the host variable fable_environment). Before the first run the machines drift, by their number modulo 5:
 
   0  never installed (an agent's settings file, no fable)
   1  stale: the inventory applied while the `team` source was at an older version
@@ -111,12 +111,12 @@ class Fleet:
         for name in self.names:
             home = self.home(name)
             os.makedirs(os.path.join(home, ".claude"))
-            os.makedirs(os.path.join(self.root, "machines", name, "machine_root"))
+            os.makedirs(self.machine_root(name))
             write(self.settings_path(name), json.dumps({"mine": True}, indent=2) + "\n")
             hosts[name] = dict(
                 ansible_connection="local",
                 ansible_python_interpreter=sys.executable,
-                machine_root=os.path.join(self.root, "machines", name, "machine_root"),
+                machine_root=self.machine_root(name),
                 fable_environment=self.machine_env(name, only_fable=True),
             )
         self.hosts_file = os.path.join(self.root, "hosts.json")
@@ -127,6 +127,9 @@ class Fleet:
     def home(self, name):
         return os.path.join(self.root, "machines", name, "home")
 
+    def machine_root(self, name):
+        return os.path.join(self.root, "machines", name, "machine_root")
+
     def settings_path(self, name):
         return os.path.join(self.home(name), ".claude", "settings.json")
 
@@ -134,7 +137,10 @@ class Fleet:
         return KINDS[int(name[1:]) % len(KINDS)]
 
     def machine_env(self, name, only_fable=False):
+        # FABLE_SYSTEM_ROOT: the machine-wide files fable reads (policies under /etc) are the
+        # machine's own, empty, never the real /etc.
         mine = dict(HOME=self.home(name), FABLE_HOME=os.path.join(self.home(name), ".fable"),
+                    FABLE_SYSTEM_ROOT=self.machine_root(name),
                     GIT_CONFIG_GLOBAL=self.gitconfig, GIT_CONFIG_NOSYSTEM="1")
         return mine if only_fable else dict(self.env, **mine)
 

@@ -108,7 +108,7 @@ def fleet_localize(inventory, mirror_dir, sources):
     return '\n'.join(lines) + '\n'
 
 
-STATES = ('current', 'not_current', 'not_installed', 'failed', 'unreachable')
+STATES = ('current', 'inert', 'not_current', 'not_installed', 'failed', 'unreachable')
 
 
 def _machine(result):

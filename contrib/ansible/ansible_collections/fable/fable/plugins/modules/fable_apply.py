@@ -58,7 +58,7 @@ options:
     type: str
     default: fable
   fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
+    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
     type: path
   lock_wait:
     description:
@@ -88,9 +88,10 @@ options:
     default: user
   machine_root:
     description:
-      - The directory every machine-wide path of fable is rooted under (C(FABLE_MACHINE_ROOT)
-        in fable's environment), for an image being built or a test. Only with
-        O(scope=machine).
+      - The directory every machine-wide path of fable (C(/etc/...), C(/var/lib/fable)) is
+        rooted under - C(FABLE_SYSTEM_ROOT) in fable's environment, its C(--root) - for an
+        image being built or a test. Only with O(scope=machine); then the fable home is
+        C(<machine_root>/var/lib/fable).
     type: path
 attributes:
   check_mode:

@@ -33,7 +33,7 @@ options:
     type: str
     default: fable
   fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
+    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
     type: path
   lock_wait:
     description:
@@ -60,8 +60,8 @@ options:
     default: user
   machine_root:
     description:
-      - The directory every machine-wide path of fable is rooted under (C(FABLE_MACHINE_ROOT)
-        in fable's environment). Only with O(scope=machine).
+      - The directory every machine-wide path of fable is rooted under (C(FABLE_SYSTEM_ROOT)
+        in fable's environment, its C(--root)). Only with O(scope=machine).
     type: path
 attributes:
   check_mode:
@@ -93,8 +93,9 @@ machine:
   contains:
     state:
       description:
-        - V(current) (every source current), V(not_current) (a source is not) or
-          V(not_installed) (fable has installed no source).
+        - V(current) (every source current), V(not_current) (a source is not), V(inert) (every
+          source current, but a host will not run some of its entries, see RV(machine.inert))
+          or V(not_installed) (fable has installed no source).
       type: str
     sources:
       description: How many sources fable has installed.
@@ -115,8 +116,10 @@ machine:
       elements: dict
     inert:
       description:
-        - The entries fable's status reports as inert (wired, but kept from running), each with
-          C(source), C(host), C(path) and its C(reason). Empty where status reports none.
+        - What fable's status reports as inert - a profile wired as planned whose entries a
+          host will not run (a policy such as C(allowManagedHooksOnly) stops them) - each with
+          C(source), C(host), C(path), its C(reason) (the profile's C(message), which names the
+          setting and its file) and C(fix). Empty where status reports none.
       type: list
       elements: dict
     unreadable:
@@ -172,7 +175,8 @@ def inert_entries(doc):
             items = p.get('inert') or []
             out.extend(_inert_item(i, **where) for i in items)
             if p.get('state') == 'inert' and not items:
-                out.append(dict(where, reason=_reason(p)))
+                # fable's shape: the profile's `message` is the reason, its `fix` the remedy.
+                out.append(dict(where, reason=_reason(p), fix=p.get('fix')))
     return out
 
 
@@ -183,10 +187,13 @@ def digest(status, listing):
                    for s in sources if s.get('state') != 'current']
     foreign = [dict((k, r[k]) for k in ROW_FIELDS if k in r)
                for r in listing.get('rows') or [] if r.get('owner', 'foreign') == 'foreign']
+    inert = inert_entries(status)
     if not sources:
         state = 'not_installed'
     elif not_current:
         state = 'not_current'
+    elif inert:
+        state = 'inert'
     else:
         state = 'current'
     return dict(
@@ -195,7 +202,7 @@ def digest(status, listing):
         not_current=not_current,
         foreign=foreign,
         high_risk=[r for r in foreign if r.get('risk') == 'high'],
-        inert=inert_entries(status),
+        inert=inert,
         unreadable=listing.get('unreadable') or [],
     )
 
