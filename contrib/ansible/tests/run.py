@@ -8,7 +8,9 @@ check mode on the fresh machine writes nothing, the first run changes (at the pi
 commit), the second changes nothing, the modules' own checks pass (modules.yml, and
 envelope.yml against a stand-in binary), check mode writes nothing under HOME, a source
 removed from the inventory is pruned (its wiring gone from ~/.claude/settings.json) and the
-run after that changes nothing; without a lock the role follows the ref.
+run after that changes nothing; without a lock the role follows the ref. Last, with a fable
+that has --scope, the role in the machine scope under a system root in the sandbox, and the
+fleet report of a user install that a machine policy makes inert.
 Run by run.sh (which installs ansible-core into target/ansible-venv); needs FABLE_BIN.
 """
 
@@ -105,13 +107,15 @@ class Sandbox:
     def git(self, repo, *args):
         return self.run(["git", "-C", repo] + list(args)).stdout.strip()
 
-    def playbook(self, name, extra, *flags, fails=False):
+    def playbook(self, name, extra, *flags, fails=False, env=None):
         vars_file = os.path.join(self.root, "vars.json")
-        write(vars_file, json.dumps(dict(extra, fable_bin=self.fable,
-                                         ansible_python_interpreter=sys.executable)))
+        write(vars_file, json.dumps(dict(dict(fable_bin=self.fable,
+                                              ansible_python_interpreter=sys.executable),
+                                         **extra)))
         argv = [os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                "-e", "@" + vars_file] + list(flags) + [os.path.join(HERE, name)]
-        p = self.run(argv, check=not fails)
+                "-e", "@" + vars_file] + list(flags) + [os.path.join(HERE, name)
+                                                         if name.endswith(".yml") else name]
+        p = self.run(argv, check=not fails, env=env)
         out = p.stdout
         if os.environ.get("FABLE_ANSIBLE_VERBOSE"):
             print(out)
@@ -207,6 +211,59 @@ def lock_busy(box):
     print("ansible: busy install lock: exit 5 without retries, applied with them")
 
 
+def machine_scope(box):
+    """The role in the machine scope against the real binary, its system root in the sandbox
+    (machine_root): the first run installs into <root>/var/lib/fable and Claude Code's
+    managed-settings.d, the second changes nothing. Then a user's install that a machine policy
+    (allowManagedHooksOnly) stops: the fleet report names the machine inert, with the reason.
+    Skipped with a line for a fable without --scope."""
+    root = os.path.join(box.root, "machine-root")
+    home = os.path.join(box.root, "machine-user")
+    os.makedirs(os.path.join(root, "etc", "claude-code"))
+    os.makedirs(os.path.join(home, ".claude"))
+    write(os.path.join(home, ".claude", "settings.json"), "{}\n")
+    env = dict(box.env, HOME=home, FABLE_HOME=os.path.join(home, ".fable"),
+               FABLE_SYSTEM_ROOT=root)
+    probe = subprocess.run([box.fable, "--scope", "machine", "status", "--json"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if probe.returncode != 0:
+        print("ansible: machine scope against fable: skipped (this fable has no --scope machine)")
+        return
+    inventory = ('schema = 1\n\n[defaults]\nscope = "machine"\n\n[[source]]\nname = "team"\n'
+                 'path = "%s"\n' % box.local)
+    extra = dict(fable_inventory=inventory, fable_scope="machine", fable_machine_root=root)
+    changed, out = box.playbook("site.yml", extra, env=env)
+    drop_in = os.path.join(root, "etc", "claude-code", "managed-settings.d", "fable.json")
+    store = os.path.join(root, "var", "lib", "fable")
+    if changed == 0 or not os.path.isfile(os.path.join(store, "fleet.toml")) \
+            or not os.path.isfile(drop_in) or store + "/sources/team/" not in open(drop_in).read():
+        die("the machine scope's first run did not install into %s" % root, out)
+    if os.path.exists(os.path.join(home, ".fable")) or open(
+            os.path.join(home, ".claude", "settings.json")).read() != "{}\n":
+        die("the machine scope's run wrote into the user's home", out)
+    changed, out = box.playbook("site.yml", extra, env=env)
+    if changed:
+        die("the machine scope's second run changed %d task(s)" % changed, out)
+    # A user's install that the machine's policy keeps from running.
+    write(os.path.join(root, "etc", "claude-code", "managed-settings.json"),
+          '{"allowManagedHooksOnly": true}\n')
+    user_inv = os.path.join(home, "fleet.toml")
+    write(user_inv, inventory.replace('scope = "machine"', 'scope = "user"'))
+    box.run([box.fable, "apply", "-f", user_inv, "--json"], env=env)
+    report = os.path.join(box.root, "machine-report.json")
+    box.playbook("fable.fable.fleet_report", dict(fable_report_path=report), env=env)
+    with open(report) as f:
+        machine = json.load(f)["machines"]["localhost"]
+    if machine.get("state") != "inert" or len(machine.get("inert", [])) != 1 \
+            or "allowManagedHooksOnly" not in (machine["inert"][0].get("reason") or "") \
+            or not machine["inert"][0].get("fix"):
+        die("the report does not name the machine inert with the policy:\n%s"
+            % json.dumps(machine, indent=1))
+    print("ansible: machine scope against fable: installed under the system root, the next run "
+          "changed=0; a user install a policy stops: the report says inert (%s)"
+          % machine["inert"][0]["reason"].split(" in ")[0])
+
+
 def main():
     fable = os.environ.get("FABLE_BIN")
     if not fable or not os.access(fable, os.X_OK):
@@ -298,9 +355,12 @@ def scenario(box):
         die("modules.yml changed %d task(s)" % changed, out)
     print("ansible: fable_status facts and fable_apply check mode and errors: ok")
 
-    changed, out = box.playbook("envelope.yml", dict(
-        sandbox=box.root, fake_fable=os.path.join(HERE, "fake_fable.py")))
+    fake = os.path.join(HERE, "fake_fable.py")
+    changed, out = box.playbook("envelope.yml", dict(sandbox=box.root, fake_fable=fake,
+                                                     fable_bin=fake))
     print("ansible: the JSON envelope, error.message and the retry on exit code 5: ok")
+    print("ansible: scope machine and machine_root on fable's command line (modules, role, "
+          "report), the report's inert and high-risk entries: ok")
 
     # Remove the path source: check mode plans the prune and writes nothing.
     extra = dict(fable_inventory=inventory(box, ["team", "default"]), fable_lock=lock)
@@ -342,6 +402,7 @@ def scenario(box):
     print("ansible: without a lock: the ref's tip %s applied; the next run: changed=0" % tip[:12])
 
     lock_busy(box)
+    machine_scope(box)
 
 
 if __name__ == "__main__":

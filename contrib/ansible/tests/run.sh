@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The fable.fable Ansible collection's test: ansible-core 2.19 from PyPI in a venv cached in
 # target/ansible-venv, the role and modules against localhost in a sandbox HOME (run.py),
-# then `ansible-test sanity` on the collection (sanity.sh). Skips with one line where PyPI is
+# then a fleet of 10 simulated machines with mixed drift converged by one run and reported
+# (fleet.py; `--machines 100` for the scale figure in README.md), then `ansible-test sanity`
+# on the collection (sanity.sh). Skips with one line where PyPI is
 # unreachable and ansible-core is not installed yet. FABLE_BIN: the fable binary to test;
 # FABLE_ANSIBLE_VENV: another venv (default target/ansible-venv).
 set -euo pipefail
@@ -35,4 +37,5 @@ if ! have; then
   have || { echo "ansible: FAILED: $want did not install into $venv" >&2; exit 1; }
 fi
 "$venv/bin/python" contrib/ansible/tests/run.py
+"$venv/bin/python" contrib/ansible/tests/fleet.py --machines 10
 bash contrib/ansible/tests/sanity.sh "$venv"

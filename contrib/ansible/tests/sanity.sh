@@ -41,13 +41,15 @@ if ! HOME="$home" PIP_CACHE_DIR="$home/pip-cache" GIT_CONFIG_GLOBAL="$home/gitco
   exit 1
 fi
 echo "ansible: ansible-test sanity --python 3.11: ${#tests[@]} tests passed (${tests[*]})"
-# The collection builds as Galaxy would ship it, with the modules, the filters and the role.
+# The collection builds as Galaxy would ship it, with the modules, the filters, the role and
+# the fleet_report playbook.
 HOME="$home" ANSIBLE_HOME="$home/.ansible" "$venv/bin/ansible-galaxy" collection build \
   --output-path "$work" "$root/$collection" >/dev/null
 tarball="$work/fable-fable-$(sed -n 's/^version: *//p' "$root/$collection/galaxy.yml").tar.gz"
 listing=$(tar tzf "$tarball")
 for f in plugins/modules/fable_apply.py plugins/modules/fable_status.py \
-  plugins/module_utils/fable.py plugins/filter/fleet.py roles/fable/tasks/main.yml meta/runtime.yml; do
+  plugins/modules/fable_report.py plugins/module_utils/fable.py plugins/filter/fleet.py \
+  roles/fable/tasks/main.yml roles/fable/tasks/report.yml playbooks/fleet_report.yml meta/runtime.yml; do
   grep -qx "$f" <<<"$listing" || { echo "ansible: FAILED: $f is not in $tarball" >&2; exit 1; }
 done
 echo "ansible: ansible-galaxy collection build: $(basename "$tarball")"

@@ -7,7 +7,10 @@ fable prints one JSON document on stdout with ``--json``. The modules read ``cha
 run's ``would_change``) and ``ok`` from its top level; a document without ``ok`` (fable before
 the common JSON envelope) is ok exactly when the exit code is 0. A failure's message is ``error.message`` when fable
 printed one, else its stderr. Exit code 5 means another fable run holds the install lock:
-the command is retried a few times.
+the command is retried a few times. ``scope: machine`` runs fable with its global flag
+``--scope machine`` (before the subcommand), ``machine_root`` in its environment as
+``FABLE_SYSTEM_ROOT`` (fable's ``--root``); that scope's fable home is
+``<root>/var/lib/fable``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,6 +23,8 @@ import time
 
 # fable's exit code when the install lock stayed busy (fable itself waits for it first).
 LOCK_BUSY = 5
+# The environment variable rooting every machine-wide path of fable (its `--root DIR`).
+SYSTEM_ROOT = 'FABLE_SYSTEM_ROOT'
 
 COMMON_ARGS = dict(
     fable_bin=dict(type='str', default='fable'),
@@ -27,11 +32,33 @@ COMMON_ARGS = dict(
     lock_wait=dict(type='float'),
     retries=dict(type='int', default=3),
     retry_delay=dict(type='float', default=5.0),
+    scope=dict(type='str', default='user', choices=['user', 'machine']),
+    machine_root=dict(type='path'),
 )
 
 
+def scope_of(module):
+    """``scope``, refusing the options that do not go with it."""
+    scope = module.params.get('scope') or 'user'
+    if module.params.get('machine_root') and scope != 'machine':
+        module.fail_json(msg='machine_root is only for scope: machine')
+    if module.params.get('fable_home') and scope == 'machine':
+        module.fail_json(msg='fable_home is only for scope: user (the machine scope\'s fable home '
+                             'is <machine_root>/var/lib/fable)')
+    return scope
+
+
+def machine_root(module):
+    """The system root of the machine scope: ``machine_root``, else $FABLE_SYSTEM_ROOT, else /."""
+    root = module.params.get('machine_root') or os.environ.get(SYSTEM_ROOT) or '/'
+    return os.path.abspath(os.path.expanduser(root))
+
+
 def fable_home(module):
-    """The fable home the command uses: ``fable_home``, else $FABLE_HOME, else ~/.fable."""
+    """The fable home the command uses: ``fable_home``, else $FABLE_HOME, else ~/.fable; in the
+    machine scope ``<machine_root>/var/lib/fable``."""
+    if scope_of(module) == 'machine':
+        return os.path.join(machine_root(module), 'var', 'lib', 'fable')
     home = module.params.get('fable_home') or os.environ.get('FABLE_HOME')
     if not home:
         user = os.environ.get('HOME')
@@ -42,9 +69,10 @@ def fable_home(module):
 
 
 def default_inventory(module):
-    """The inventory fable reads without -f: $FABLE_INVENTORY, else $FABLE_HOME/fleet.toml."""
+    """The inventory fable reads without -f: $FABLE_INVENTORY, else $FABLE_HOME/fleet.toml (in
+    the machine scope always the machine's home's fleet.toml)."""
     inventory = os.environ.get('FABLE_INVENTORY')
-    if inventory:
+    if inventory and scope_of(module) == 'user':
         return os.path.abspath(os.path.expanduser(inventory))
     return os.path.join(fable_home(module), 'fleet.toml')
 
@@ -60,20 +88,30 @@ def fable_binary(module):
     return module.get_bin_path(name, required=True)
 
 
-def run_fable(module, args):
-    """Runs ``fable ARGS --json``; returns (rc, document or None, stdout, stderr).
+def scope_args(module):
+    """fable's global flags for ``scope``: none for the user scope (fable's default), else
+    ``--scope machine``."""
+    scope = scope_of(module)
+    return [] if scope == 'user' else ['--scope', scope]
+
+
+def run_fable(module, args, cwd=None):
+    """Runs ``fable [--scope machine] ARGS --json``; returns (rc, document or None, stdout,
+    stderr, argv).
 
     Retries while fable reports the install lock busy (exit code 5).
     """
-    cmd = [fable_binary(module)] + list(args) + ['--json']
+    cmd = [fable_binary(module)] + scope_args(module) + list(args) + ['--json']
     env = {}
+    if module.params.get('machine_root'):
+        env[SYSTEM_ROOT] = machine_root(module)
     if module.params.get('fable_home'):
         env['FABLE_HOME'] = fable_home(module)
     if module.params.get('lock_wait') is not None:
         env['FABLE_INSTALL_LOCK_WAIT_MS'] = str(int(module.params['lock_wait'] * 1000))
     attempts = max(0, module.params['retries']) + 1
     for attempt in range(attempts):
-        rc, out, err = module.run_command(cmd, environ_update=env)
+        rc, out, err = module.run_command(cmd, environ_update=env, cwd=cwd)
         if rc != LOCK_BUSY or attempt + 1 == attempts:
             break
         time.sleep(module.params['retry_delay'])

@@ -58,7 +58,7 @@ options:
     type: str
     default: fable
   fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
+    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
     type: path
   lock_wait:
     description:
@@ -73,6 +73,26 @@ options:
     description: Seconds between those attempts.
     type: float
     default: 5.0
+  scope:
+    description:
+      - Which of fable's installations to manage. V(user) (fable's default) is the user's own
+        (C($FABLE_HOME), the agents' user settings); V(machine) is the machine-wide one, for
+        every user of the host (fable's global flag C(--scope machine), before the
+        subcommand).
+      - >-
+        V(machine) writes system paths, so the task needs C(become: true), unless
+        O(machine_root) roots them somewhere the remote user may write.
+      - Needs a fable that has C(--scope).
+    type: str
+    choices: [user, machine]
+    default: user
+  machine_root:
+    description:
+      - The directory every machine-wide path of fable (C(/etc/...), C(/var/lib/fable)) is
+        rooted under - C(FABLE_SYSTEM_ROOT) in fable's environment, its C(--root) - for an
+        image being built or a test. Only with O(scope=machine); then the fable home is
+        C(<machine_root>/var/lib/fable).
+    type: path
 attributes:
   check_mode:
     description: Runs C(fable apply --dry-run); nothing on the host is written.
@@ -96,6 +116,13 @@ EXAMPLES = r'''
     inventory_path: /etc/fable/fleet.toml
     sync: true
     fable_bin: /usr/local/bin/fable
+
+- name: The machine-wide installation, for every user of the host (fable --scope machine)
+  fable.fable.fable_apply:
+    inventory: "{{ lookup('ansible.builtin.file', 'machine-fleet.toml') }}"
+    inventory_path: /etc/fable/fleet.toml
+    scope: machine
+  become: true
 '''
 
 RETURN = r'''

@@ -26,7 +26,7 @@ options:
     type: str
     default: fable
   fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)).
+    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
     type: path
   lock_wait:
     description:
@@ -41,6 +41,26 @@ options:
     description: Seconds between those attempts.
     type: float
     default: 5.0
+  scope:
+    description:
+      - Which of fable's installations to manage. V(user) (fable's default) is the user's own
+        (C($FABLE_HOME), the agents' user settings); V(machine) is the machine-wide one, for
+        every user of the host (fable's global flag C(--scope machine), before the
+        subcommand).
+      - >-
+        V(machine) reads system paths fable keeps for root, so the task needs
+        C(become: true), unless O(machine_root) roots them somewhere the remote user may read.
+      - Needs a fable that has C(--scope).
+    type: str
+    choices: [user, machine]
+    default: user
+  machine_root:
+    description:
+      - The directory every machine-wide path of fable (C(/etc/...), C(/var/lib/fable)) is
+        rooted under - C(FABLE_SYSTEM_ROOT) in fable's environment, its C(--root) - for an
+        image being built or a test. Only with O(scope=machine); then the fable home is
+        C(<machine_root>/var/lib/fable).
+    type: path
 attributes:
   check_mode:
     description: Reads only, in check mode too.
@@ -72,10 +92,10 @@ status:
   type: dict
   contains:
     home:
-      description: The fable home (C($FABLE_HOME), else C(~/.fable)).
+      description: The fable home (the document's C(home) when fable prints one, else C($FABLE_HOME), else C(~/.fable)).
       type: str
     inventory:
-      description: The inventory fable reads by default.
+      description: The inventory fable reads by default (the document's C(inventory) when fable prints one).
       type: str
     sources:
       description: fable's status of each source (key, source, state, tree hashes, profiles, problems).
@@ -110,8 +130,9 @@ def main():
     sources = doc.get('sources', [])
     not_current = [s.get('key') for s in sources if s.get('state') != 'current']
     status = dict(
-        home=fable_home(module),
-        inventory=default_inventory(module),
+        # fable's own word when its document carries it (the machine scope's home is fable's).
+        home=doc.get('home') or fable_home(module),
+        inventory=doc.get('inventory') or default_inventory(module),
         sources=sources,
         # Nothing installed is not current (as `fable status --check` says).
         current=bool(sources) and not not_current,
