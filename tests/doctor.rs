@@ -1764,3 +1764,31 @@ fn machine_policies_that_stop_user_hooks_are_reported() {
     let (_, report) = doctor(&env, &["--no-probe"]);
     assert!(open(&report, "machine.hooks_disabled", "error").is_empty());
 }
+
+/// Cursor rejects a whole hooks.json that names one event it does not know: the doctor says
+/// so whoever wrote the name, and a name Cursor does know (one fable never writes) is fine.
+#[test]
+fn an_event_cursor_does_not_know_voids_its_file_and_is_reported() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".cursor")).unwrap();
+    env.ok(["install"]);
+    let file = env.home.join(".cursor/hooks.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["hooks"]["beforeTabFileRead"] = json!([{"command": "echo tab"}]);
+    std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let (_, report) = doctor(&env, &["--no-probe"]);
+    assert!(
+        open(&report, "profile.unknown_event", "error").is_empty(),
+        "{report:#}"
+    );
+    v["hooks"]["beforeFileRead"] = json!([{"command": "echo typo"}]);
+    std::fs::write(&file, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let (code, report) = doctor(&env, &["--no-probe"]);
+    assert_eq!(code, 1);
+    let found = open(&report, "profile.unknown_event", "error");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert!(found[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("\"beforeFileRead\" is not an event cursor knows"));
+}

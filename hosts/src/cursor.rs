@@ -72,7 +72,37 @@ fn is_permission_event(event: &str) -> bool {
     PERMISSION_EVENTS.iter().any(|p| squash(p) == key)
 }
 
+/// Every event name Cursor's hooks contract lists (cursor.com/docs/agent/hooks): Cursor
+/// rejects a whole `hooks.json` that names any other.
+const KNOWN_EVENTS: &[&str] = &[
+    "sessionStart",
+    "sessionEnd",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "subagentStart",
+    "subagentStop",
+    "beforeShellExecution",
+    "afterShellExecution",
+    "beforeMCPExecution",
+    "afterMCPExecution",
+    "beforeReadFile",
+    "afterFileEdit",
+    "beforeSubmitPrompt",
+    "preCompact",
+    "stop",
+    "afterAgentResponse",
+    "afterAgentThought",
+    "beforeTabFileRead",
+    "afterTabFileEdit",
+    "notification",
+];
+
 impl HostSpec for Cursor {
+    fn known_event_names(&self) -> Option<&'static [&'static str]> {
+        Some(KNOWN_EVENTS)
+    }
+
     /// Cursor's events named after a kind of action read as the tool event of those tools.
     fn native_event(&self, name: &str) -> Option<(Event, Option<&'static str>)> {
         let implied = match name {
@@ -261,6 +291,18 @@ impl HostSpec for Cursor {
                     stderr,
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod known_events_tests {
+    use super::*;
+
+    #[test]
+    fn fable_writes_only_events_cursor_knows() {
+        for (_, name) in EVENTS.iter().chain(PAYLOAD_ONLY_EVENTS) {
+            assert!(KNOWN_EVENTS.contains(name), "{name}");
         }
     }
 }

@@ -242,6 +242,11 @@ pub trait HostSpec: Sync {
             .find(|(_, n)| *n == name)
             .map(|(e, _)| (e.claude_equivalent(), None))
     }
+    /// For a host that rejects a whole hook file naming one event it does not know (Cursor),
+    /// every event name it knows; `None` for a host that ignores unknown names.
+    fn known_event_names(&self) -> Option<&'static [&'static str]> {
+        None
+    }
     /// The host's placeholders in commands and what they are in fable's model (Gemini's
     /// `${extensionPath}` is `${CLAUDE_PLUGIN_ROOT}`), replaced when its files are read.
     fn native_placeholders(&self) -> &'static [(&'static str, &'static str)] {

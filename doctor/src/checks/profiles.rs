@@ -198,6 +198,9 @@ pub(super) fn parsed_ok(parsed: &ParsedProfile, subject: &str) -> Finding {
 /// `disableAllHooks` too); Factory Droid's `hooks.hooksDisabled`.
 pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
     let mut out = Vec::new();
+    if let Some(known) = parsed.profile.host.spec().known_event_names() {
+        return unknown_events(parsed, subject, known);
+    }
     if parsed.profile.host == Host::Droid {
         return droid_switch(parsed, subject);
     }
@@ -254,6 +257,40 @@ pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Findi
         );
     }
     out
+}
+
+/// A host that rejects a whole hook file naming one event it does not know (Cursor): none of
+/// the file's hooks run, fable's included, whoever wrote the unknown name
+/// (`profile.unknown_event`, an error). `known`: the host file's list of its event names.
+fn unknown_events(parsed: &ParsedProfile, subject: &str, known: &[&str]) -> Vec<Finding> {
+    let Some(hooks) = parsed.value.get("hooks").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let unknown: Vec<&str> = hooks
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !known.contains(name))
+        .collect();
+    if unknown.is_empty() {
+        return Vec::new();
+    }
+    let path = parsed.profile.path.display();
+    let host = parsed.profile.host;
+    let names: Vec<String> = unknown.iter().map(|n| format!("{n:?}")).collect();
+    vec![Finding::new(
+        "profile.unknown_event",
+        Severity::Error,
+        subject,
+        format!(
+            "{} {} not an event {host} knows: {host} rejects the whole file, so none of its hooks run, fable's included",
+            names.join(", "),
+            if unknown.len() == 1 { "is" } else { "are" },
+        ),
+    )
+    .with_fix(format!(
+        "remove or rename {} in {path} (a name fable did not write is yours to fix)",
+        unknown.join(", ")
+    ))]
 }
 
 /// Droid skips every hook of a file whose `hooks.hooksDisabled` is true, and for an event

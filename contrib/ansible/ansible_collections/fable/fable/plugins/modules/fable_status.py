@@ -105,7 +105,7 @@ status:
       description: True when a source is installed and every source is current.
       type: bool
     not_current:
-      description: Keys of the sources that are not current.
+      description: Keys of the sources that are not current (a source, a profile of it, inert included, or a git target).
       type: list
       elements: str
 ansible_facts:
@@ -128,14 +128,23 @@ def main():
     if not is_ok(rc, doc):
         fail(module, 'fable status', rc, doc, out, err, argv, changed=False)
     sources = doc.get('sources', [])
-    not_current = [s.get('key') for s in sources if s.get('state') != 'current']
+
+    def settled(s):
+        # A source is current when it, each of its profiles (not `inert`, not partly wired)
+        # and each git target is, as `fable status --check` judges it.
+        return (s.get('state') == 'current'
+                and all(p.get('state') == 'current' for p in s.get('profiles') or [])
+                and all(g.get('ok', True) for g in s.get('git') or []))
+
+    not_current = [s.get('key') for s in sources if not settled(s)]
     status = dict(
         # fable's own word when its document carries it (the machine scope's home is fable's).
         home=doc.get('home') or fable_home(module),
         inventory=doc.get('inventory') or default_inventory(module),
         sources=sources,
-        # Nothing installed is not current (as `fable status --check` says).
-        current=bool(sources) and not not_current,
+        # Nothing installed is not current (as `fable status --check` says); fable's own
+        # answer when its document carries one.
+        current=doc['current'] if isinstance(doc.get('current'), bool) else bool(sources) and not not_current,
         not_current=not_current,
     )
     module.exit_json(changed=False, status=status, ansible_facts=dict(fable=status))
