@@ -44,6 +44,10 @@ const TOOLS: ToolTable = &[
 ];
 
 impl HostSpec for Augment {
+    fn binary(&self) -> Option<&'static str> {
+        Some("auggie")
+    }
+
     fn name(&self) -> &'static str {
         "augment"
     }

@@ -32,6 +32,13 @@ pub(crate) const EVENTS: &[(Event, &str)] = &[
 ];
 
 impl HostSpec for Claude {
+    fn binary(&self) -> Option<&'static str> {
+        Some("claude")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("2.1.332")
+    }
+
     /// The file tier of managed settings: a drop-in document of fable's own in
     /// `managed-settings.d/`, which Claude Code merges with `managed-settings.json` and the
     /// other drop-ins (in name order; hook lists are concatenated).

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, ToolTable};
+use crate::spec::{VersionGate, EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, ToolTable};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -46,6 +46,18 @@ const TOOLS: ToolTable = &[
 const SESSION_END_MAX_SECS: u64 = 3;
 
 impl HostSpec for Codex {
+    fn binary(&self) -> Option<&'static str> {
+        Some("codex")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("0.171.0")
+    }
+
+    fn version_gates(&self) -> &'static [VersionGate] {
+        // Codex's changelog: SessionEnd hooks arrived in 0.145.0.
+        &[VersionGate { since: "0.145.0", event: Some(Event::SessionEnd), what: "SessionEnd hooks" }]
+    }
+
     /// Codex's managed requirements (0.171: a top-level field of its requirements TOML):
     /// `allow_managed_hooks_only = true`
     /// skips user, project, session and plugin hooks (with a start-up warning).

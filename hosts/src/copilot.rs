@@ -59,6 +59,13 @@ const TOOLS: ToolTable = &[
 const DENY_ON_ERROR: &[&str] = &["preToolUse", "permissionRequest"];
 
 impl HostSpec for Copilot {
+    fn binary(&self) -> Option<&'static str> {
+        Some("copilot")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("1.0.102")
+    }
+
     /// A Copilot hook's Windows command, which fable does not run (it wires `bash`).
     fn native_alternate_commands(&self) -> &'static [&'static str] {
         &["powershell"]

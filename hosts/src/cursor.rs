@@ -99,6 +99,10 @@ const KNOWN_EVENTS: &[&str] = &[
 ];
 
 impl HostSpec for Cursor {
+    fn binary(&self) -> Option<&'static str> {
+        Some("cursor-agent")
+    }
+
     fn known_event_names(&self) -> Option<&'static [&'static str]> {
         Some(KNOWN_EVENTS)
     }

@@ -57,6 +57,13 @@ const TOOLS: ToolTable = &[
 ];
 
 impl HostSpec for Droid {
+    fn binary(&self) -> Option<&'static str> {
+        Some("droid")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("0.225.2")
+    }
+
     fn name(&self) -> &'static str {
         "droid"
     }

@@ -47,6 +47,13 @@ const TOOLS: ToolTable = &[
 ];
 
 impl HostSpec for Gemini {
+    fn binary(&self) -> Option<&'static str> {
+        Some("gemini")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("0.61.0")
+    }
+
     /// A Gemini CLI extension's variables (geminicli.com, "Extensions": `${extensionPath}`,
     /// `${/}`): the plugin root, and the path separator.
     fn native_placeholders(&self) -> &'static [(&'static str, &'static str)] {

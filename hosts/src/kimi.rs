@@ -68,6 +68,13 @@ const PROBE_TOOL_CALL_ID: &str = "toolu_fable_probe";
 const MAX_TIMEOUT_SECS: u64 = 600;
 
 impl HostSpec for Kimi {
+    fn binary(&self) -> Option<&'static str> {
+        Some("kimi")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("2.1.0")
+    }
+
     fn name(&self) -> &'static str {
         "kimi"
     }

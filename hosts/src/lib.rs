@@ -12,6 +12,7 @@ pub mod spec;
 pub mod synthetic;
 
 pub mod native;
+pub mod version;
 pub use event::Event;
 pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{

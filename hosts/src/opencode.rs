@@ -187,6 +187,13 @@ export const FablePlugin = async ({ client, directory }) => ({
 "#;
 
 impl HostSpec for OpenCode {
+    fn binary(&self) -> Option<&'static str> {
+        Some("opencode")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("1.18.33")
+    }
+
     fn name(&self) -> &'static str {
         "opencode"
     }

@@ -38,6 +38,13 @@ const TOOLS: ToolTable = &[
 ];
 
 impl HostSpec for Qwen {
+    fn binary(&self) -> Option<&'static str> {
+        Some("qwen")
+    }
+    fn tested_since(&self) -> Option<&'static str> {
+        Some("0.15.10")
+    }
+
     fn name(&self) -> &'static str {
         "qwen"
     }

@@ -168,6 +168,18 @@ pub struct MachineTier {
     pub managed_only: Option<&'static str>,
 }
 
+/// Something a host does only from one release on: fable reads the installed version
+/// (`installer::hostver`) and the doctor reports what the installed one lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionGate {
+    /// The first release that has it (`0.145.0`).
+    pub since: &'static str,
+    /// The event it sends from then on, if it is an event.
+    pub event: Option<Event>,
+    /// What it is, for messages (`SessionEnd hooks`).
+    pub what: &'static str,
+}
+
 /// A table of Claude Code tool names and the host's names for them.
 pub type ToolTable = &'static [(&'static str, &'static [&'static str])];
 
@@ -241,6 +253,19 @@ pub trait HostSpec: Sync {
             .chain(self.payload_only_events())
             .find(|(_, n)| *n == name)
             .map(|(e, _)| (e.claude_equivalent(), None))
+    }
+    /// The command that runs the host's CLI (found on `PATH` to read its version), if it has one.
+    fn binary(&self) -> Option<&'static str> {
+        None
+    }
+    /// The releases from which the host has what fable relies on ([`VersionGate`]).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        &[]
+    }
+    /// The oldest release fable's real-client suite ran against (`tests/hosts-e2e`): an older
+    /// installed version is untested, which the doctor says.
+    fn tested_since(&self) -> Option<&'static str> {
+        None
     }
     /// For a host that rejects a whole hook file naming one event it does not know (Cursor),
     /// every event name it knows; `None` for a host that ignores unknown names.
