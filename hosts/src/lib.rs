@@ -17,7 +17,7 @@ pub use event::Event;
 pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{
     dropped_key_effect, EntrySpec, HostSpec, Layout, MachineSwitch, MachineTier, SettingsLocation,
-    Storage, TimeoutUnit,
+    Storage, TimeoutUnit, VersionGate,
 };
 
 /// Declares the hosts: the `Host` enum, its list and each variant's spec, from one line per

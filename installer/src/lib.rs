@@ -14,6 +14,7 @@ pub mod config;
 pub mod default_source;
 pub mod fleet;
 pub mod git;
+pub mod hostver;
 pub mod inspect;
 pub mod journal;
 pub mod keys;

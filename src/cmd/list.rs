@@ -41,7 +41,18 @@ impl Run for ListArgs {
             listing.rows.retain(|r| r.owner == Owner::Foreign);
         }
         if self.json {
-            return json::print(&listing, 0, json::Changed::Wrote(false));
+            #[derive(serde::Serialize)]
+            struct WithHosts<'a> {
+                #[serde(flatten)]
+                listing: &'a inspect::Listing,
+                /// Each host with a profile here: its CLI on PATH and its release.
+                hosts: Vec<fable_installer::hostver::Installed>,
+            }
+            let doc = WithHosts {
+                listing: &listing,
+                hosts: crate::cmd::status::installed_hosts(&home),
+            };
+            return json::print(&doc, 0, json::Changed::Wrote(false));
         }
         print_table(&home, &listing);
         Ok(0)

@@ -42,6 +42,20 @@ struct StatusReport<'a> {
     /// user's own hooks on the machine).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     managed_only: Vec<fable_installer::ops::managed_only::Switch>,
+    /// Each host with a profile: its CLI on PATH and its release (`binary`/`version` null
+    /// when none is found: fable then assumes the newest behaviour it knows).
+    hosts: Vec<fable_installer::hostver::Installed>,
+}
+
+/// The installed CLI and release of each host fable has a profile of (`fable_installer::hostver`).
+pub fn installed_hosts(home: &FableHome) -> Vec<fable_installer::hostver::Installed> {
+    let mut hosts: Vec<fable_hosts::Host> = Vec::new();
+    for p in fable_installer::profiles::discover(home).unwrap_or_default() {
+        if !hosts.contains(&p.host) {
+            hosts.push(p.host);
+        }
+    }
+    fable_installer::hostver::detect(home, &hosts)
 }
 
 /// How many foreign high-risk hook entries the user's profiles and the current project hold.
@@ -172,6 +186,7 @@ impl Run for StatusArgs {
                 current,
                 sources: &sources,
                 managed_only,
+                hosts: installed_hosts(&home),
             };
             return json::print(&report, code, json::Changed::Wrote(false));
         }
