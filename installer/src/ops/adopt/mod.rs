@@ -231,12 +231,14 @@ fn plan(home: &FableHome, opts: &AdoptOptions) -> Result<(AdoptReport, Option<Pl
         record: None,
         notes: Vec::new(),
     };
+    // A file that does not parse is refused here, naming line and column (`fable list` only
+    // lists it as unreadable).
     let text = crate::settings::plan::read_settings(&profile.path)?;
+    let doc = parse_settings(&profile.path, host, text.clone())?;
     let (Some(before), false) = (text, rows.is_empty()) else {
         report.entries.clear();
         return Ok((report, None));
     };
-    let doc = parse_settings(&profile.path, host, Some(before.clone()))?;
     let built = manifest::build(host, &doc.value, &rows, home.user_home())?;
     let positions: Vec<(String, usize, usize)> =
         rows.iter().filter_map(|r| r.position.clone()).collect();
