@@ -89,8 +89,14 @@ pub fn build(host: Host, file: &Value, rows: &[Row], user_home: &Path) -> Result
                     .pointer(&format!("/hooks/{}/{group}", pointer_escape(&event)))
                     .and_then(Value::as_object);
                 for (k, v) in original.into_iter().flatten() {
-                    if k != "hooks" {
-                        map.insert(k.clone(), v.clone());
+                    match (k.as_str(), v.as_str()) {
+                        ("hooks", _) => {}
+                        ("matcher", Some(m)) => {
+                            map.insert(k.clone(), Value::String(claude_matcher(host, m)));
+                        }
+                        _ => {
+                            map.insert(k.clone(), v.clone());
+                        }
                     }
                 }
                 map.insert("hooks".into(), Value::Array(Vec::new()));
@@ -127,6 +133,36 @@ pub fn manifest_event(host: Host, event: &str) -> Option<String> {
         .into_iter()
         .find(|e| host.wired_event_name(*e) == Some(event))
         .map(|e| e.canonical_name().to_string())
+}
+
+/// `host`'s matcher in Claude Code's tool names (`run_shell_command` -> `Bash`): each name of
+/// a plain alternation that the host's tool table maps from Claude names; anything else (a
+/// regex, an unknown name) as written.
+pub fn claude_matcher(host: Host, matcher: &str) -> String {
+    let Some(map) = host.spec().tools().filter(|_| host != Host::Claude) else {
+        return matcher.to_string();
+    };
+    let plain = matcher
+        .split('|')
+        .all(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    if !plain {
+        return matcher.to_string();
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for token in matcher.split('|') {
+        let claude: Vec<&str> = map
+            .iter()
+            .filter(|(_, names)| names.contains(&token))
+            .map(|(c, _)| *c)
+            .collect();
+        let names = if claude.is_empty() { vec![token] } else { claude };
+        for n in names {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out.join("|")
 }
 
 /// One entry as the manifest holds it: its keys as written, a timeout in seconds, and a
@@ -311,6 +347,29 @@ mod tests {
         assert_eq!(built.scripts.len(), 2);
         assert_eq!(built.scripts[0].mode, 0o750);
         assert_eq!(built.scripts[1].to, Path::new("hooks/scripts/b.py"));
+    }
+
+    #[test]
+    fn another_hosts_events_matchers_and_timeouts_read_as_claude_codes() {
+        assert_eq!(
+            manifest_event(Host::Gemini, "BeforeTool").as_deref(),
+            Some("PreToolUse")
+        );
+        assert_eq!(claude_matcher(Host::Gemini, "run_shell_command"), "Bash");
+        assert_eq!(claude_matcher(Host::Gemini, "^run_.*"), "^run_.*");
+        assert_eq!(claude_matcher(Host::Claude, "Edit|Write"), "Edit|Write");
+        let file = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
+            {"name": "mine", "type": "command", "command": "echo hi", "timeout": 2500}
+        ]}]}});
+        let mut r = row("BeforeTool", 0, 0, file["hooks"]["BeforeTool"][0]["hooks"][0].clone());
+        r.host = Host::Gemini;
+        let built = build(Host::Gemini, &file, &[r], Path::new("/h")).unwrap();
+        assert_eq!(
+            built.manifest,
+            json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"name": "mine", "type": "command", "command": "echo hi", "timeout": 3}
+            ]}]}})
+        );
     }
 
     #[test]
