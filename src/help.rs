@@ -8,7 +8,14 @@ use clap::{Arg, Command};
 const GROUPS: &[(&str, &[&str])] = &[
     (
         "Setting up",
-        &["install", "uninstall", "adopt", "profile", "validate", "update"],
+        &[
+            "install",
+            "uninstall",
+            "adopt",
+            "profile",
+            "validate",
+            "update",
+        ],
     ),
     ("Fleet", &["apply", "sync", "rollback", "gc"]),
     ("Diagnosis", &["status", "list", "doctor", "quarantine"]),

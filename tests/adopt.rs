@@ -146,7 +146,9 @@ fn adopted_hooks_run_on_every_host_once_and_uninstall_gives_the_file_back_byte_e
     for w in WIRED {
         assert_eq!(count(&claude, w), 1, "{w} in {claude:#?}");
     }
-    assert!(!claude.iter().any(|c| c.starts_with("~/bin") || c.starts_with("python3 \"$HOME")));
+    assert!(!claude
+        .iter()
+        .any(|c| c.starts_with("~/bin") || c.starts_with("python3 \"$HOME")));
     let now: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(now["model"], "opus");
     assert_eq!(now["env"]["EDITOR"], "vi");
@@ -188,7 +190,11 @@ fn adopted_hooks_run_on_every_host_once_and_uninstall_gives_the_file_back_byte_e
     assert!(!env.fable_home.join("adopted/adopted-claude.json").exists());
     let inventory = std::fs::read_to_string(env.fable_home.join("fleet.toml")).unwrap();
     assert!(!inventory.contains("adopted-claude"), "{inventory}");
-    for file in [".codex/hooks.json", ".gemini/settings.json", ".cursor/hooks.json"] {
+    for file in [
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+        ".cursor/hooks.json",
+    ] {
         assert!(commands(&env.home.join(file)).is_empty(), "{file}");
     }
 
@@ -203,8 +209,14 @@ fn a_dry_run_prints_the_manifest_scripts_and_entries_and_writes_nothing() {
     let env = sandbox();
     let before = tree_listing(env.root().as_path());
     let out = env.ok(["adopt", "--dry-run"]);
-    assert!(out.contains("would copy ~/bin/guard.sh -> hooks/scripts/guard.sh (0755)"), "{out}");
-    assert!(out.contains("\\\"${CLAUDE_PLUGIN_ROOT}/hooks/scripts/log.py\\\" post"), "{out}");
+    assert!(
+        out.contains("would copy ~/bin/guard.sh -> hooks/scripts/guard.sh (0755)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\\\"${CLAUDE_PLUGIN_ROOT}/hooks/scripts/log.py\\\" post"),
+        "{out}"
+    );
     assert!(out.contains("echo adopted >/dev/null"), "{out}");
     assert!(out.contains("would adopt 3 entries"), "{out}");
     let d = env.json(["adopt", "--dry-run", "--json"]);
@@ -288,7 +300,12 @@ fn a_source_directory_holding_something_else_is_refused() {
     );
     let before = tree_listing(env.root().as_path());
     let out = env.run(["adopt", "--yes"]);
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("--name"));
     assert_eq!(tree_listing(env.root().as_path()), before);
 }

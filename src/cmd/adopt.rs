@@ -72,8 +72,8 @@ impl Run for AdoptArgs {
                 opts.ids.push(t.clone());
             }
         }
-        let plan =
-            adopt_with(&home, &opts, &fable_installer::Silent).context("cannot plan the adoption")?;
+        let plan = adopt_with(&home, &opts, &fable_installer::Silent)
+            .context("cannot plan the adoption")?;
         if self.dry_run || plan.entries.is_empty() {
             return self.report(&plan);
         }
@@ -84,7 +84,11 @@ impl Run for AdoptArgs {
         }
         let what = format!(
             "adopting {} of {} as source {} (they are removed from the file)",
-            render::count(plan.entries.len(), "hand-written entry", "hand-written entries"),
+            render::count(
+                plan.entries.len(),
+                "hand-written entry",
+                "hand-written entries"
+            ),
             render::tilde(&plan.file),
             plan.name
         );

@@ -253,7 +253,10 @@ mod tests {
         let c = r#"A=1 bash "$HOME/my hooks/x.sh" 'a b';rm"#;
         let spans = word_spans(c);
         let texts: Vec<&str> = spans.iter().map(|(r, _)| &c[r.clone()]).collect();
-        assert_eq!(texts, vec!["A=1", "bash", "\"$HOME/my hooks/x.sh\"", "'a b'"]);
+        assert_eq!(
+            texts,
+            vec!["A=1", "bash", "\"$HOME/my hooks/x.sh\"", "'a b'"]
+        );
         assert_eq!(spans[2].1, "$HOME/my hooks/x.sh");
     }
 

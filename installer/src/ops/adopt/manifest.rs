@@ -43,10 +43,11 @@ pub struct Built {
 impl Built {
     /// Every file of the source: relative path, content, mode.
     pub fn files(&self) -> Result<Vec<(PathBuf, Vec<u8>, u32)>> {
-        let mut text = serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Invalid {
-            path: PathBuf::from("hooks/hooks.json"),
-            message: format!("internal: cannot serialise the manifest: {e}"),
-        })?;
+        let mut text =
+            serde_json::to_string_pretty(&self.manifest).map_err(|e| Error::Invalid {
+                path: PathBuf::from("hooks/hooks.json"),
+                message: format!("internal: cannot serialise the manifest: {e}"),
+            })?;
         text.push('\n');
         let mut out = vec![(PathBuf::from("hooks/hooks.json"), text.into_bytes(), 0o644)];
         for s in &self.scripts {
@@ -55,6 +56,10 @@ impl Built {
         Ok(out)
     }
 }
+
+/// A group being built: its manifest event, the file's event and group index it comes from,
+/// and its keys.
+type Group = (String, (String, usize), Map<String, Value>);
 
 /// The manifest of `rows` (entries of one file of `host`, whose parsed content is `file`), in
 /// file order: one group per group of the file they came from.
@@ -65,7 +70,7 @@ pub fn build(host: Host, file: &Value, rows: &[Row], user_home: &Path) -> Result
         notes: Vec::new(),
     };
     // (manifest event, the file's event and group index, the group being built)
-    let mut groups: Vec<(String, (String, usize), Map<String, Value>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for row in rows {
         let Some((event, group, _)) = row.position.clone() else {
             continue;
@@ -155,7 +160,11 @@ pub fn claude_matcher(host: Host, matcher: &str) -> String {
             .filter(|(_, names)| names.contains(&token))
             .map(|(c, _)| *c)
             .collect();
-        let names = if claude.is_empty() { vec![token] } else { claude };
+        let names = if claude.is_empty() {
+            vec![token]
+        } else {
+            claude
+        };
         for n in names {
             if !out.contains(&n) {
                 out.push(n);
@@ -320,8 +329,7 @@ mod tests {
         let bin = t.path().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(bin.join("a.sh"), "exit 0\n").unwrap();
-        std::fs::set_permissions(bin.join("a.sh"), std::fs::Permissions::from_mode(0o750))
-            .unwrap();
+        std::fs::set_permissions(bin.join("a.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
         std::fs::write(bin.join("b.py"), "print()\n").unwrap();
         let file = json!({"hooks": {"PreToolUse": [
             {"matcher": "Bash", "hooks": [
@@ -330,8 +338,18 @@ mod tests {
             ]}
         ], "Stop": [{"hooks": [{"type": "command", "command": "python3 \"$HOME/bin/b.py\" 1"}]}]}});
         let rows = vec![
-            row("PreToolUse", 0, 0, file["hooks"]["PreToolUse"][0]["hooks"][0].clone()),
-            row("PreToolUse", 0, 1, file["hooks"]["PreToolUse"][0]["hooks"][1].clone()),
+            row(
+                "PreToolUse",
+                0,
+                0,
+                file["hooks"]["PreToolUse"][0]["hooks"][0].clone(),
+            ),
+            row(
+                "PreToolUse",
+                0,
+                1,
+                file["hooks"]["PreToolUse"][0]["hooks"][1].clone(),
+            ),
             row("Stop", 0, 0, file["hooks"]["Stop"][0]["hooks"][0].clone()),
         ];
         let built = build(Host::Claude, &file, &rows, t.path()).unwrap();
@@ -361,7 +379,12 @@ mod tests {
         let file = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
             {"name": "mine", "type": "command", "command": "echo hi", "timeout": 2500}
         ]}]}});
-        let mut r = row("BeforeTool", 0, 0, file["hooks"]["BeforeTool"][0]["hooks"][0].clone());
+        let mut r = row(
+            "BeforeTool",
+            0,
+            0,
+            file["hooks"]["BeforeTool"][0]["hooks"][0].clone(),
+        );
         r.host = Host::Gemini;
         let built = build(Host::Gemini, &file, &[r], Path::new("/h")).unwrap();
         assert_eq!(

@@ -304,16 +304,12 @@ fn choose_profile(all: &[Profile], opts: &AdoptOptions, rows: &[Row]) -> Result<
                     "no hook entry of a profile has id {id} (run `fable list --foreign` for the ids)"
                 ))
             })?;
-        return all
-            .iter()
-            .find(|p| p.path == file)
-            .cloned()
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "{id} is in {}, which is not a profile's file",
-                    file.display()
-                ))
-            });
+        return all.iter().find(|p| p.path == file).cloned().ok_or_else(|| {
+            Error::Usage(format!(
+                "{id} is in {}, which is not a profile's file",
+                file.display()
+            ))
+        });
     }
     all.iter()
         .find(|p| p.host == Host::Claude && p.origin == Origin::Default)
@@ -360,7 +356,10 @@ fn chosen_rows(rows: &[Row], profile: &Profile, ids: &[String]) -> Result<Vec<Ro
 fn groups_of(value: &Value, positions: &[(String, usize, usize)]) -> Vec<(String, Value)> {
     let mut out: Vec<((String, usize), Value)> = Vec::new();
     for (event, group, entry) in positions {
-        let base = format!("/hooks/{}/{group}", event.replace('~', "~0").replace('/', "~1"));
+        let base = format!(
+            "/hooks/{}/{group}",
+            event.replace('~', "~0").replace('/', "~1")
+        );
         let Some(g) = value.pointer(&base) else {
             continue;
         };
