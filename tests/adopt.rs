@@ -265,6 +265,11 @@ fn a_row_id_adopts_only_that_entry() {
     let cmds = commands(&settings);
     assert_eq!(count(&cmds, "echo adopted"), 1, "{cmds:#?}");
     assert!(count(&cmds, "one/current") == 1, "{cmds:#?}");
+    // The name holds an adoption already: another one under it is refused.
+    let (pre, _) = ids.iter().find(|(_, e)| e == "PreToolUse").unwrap();
+    let again = env.run(["adopt", pre, "--name", "one", "--yes"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("adopted already"));
     env.ok(["uninstall", "one"]);
     assert_eq!(std::fs::read(&settings).unwrap(), before);
 }

@@ -101,15 +101,6 @@ pub fn adopt_with(
     if opts.dry_run {
         return Ok(report);
     }
-    let at = record::path(home, &report.name);
-    if at.exists() {
-        return Err(Error::Usage(format!(
-            "{} was adopted already (record {}): `fable uninstall {}` gives those entries back first, or pass --name to adopt these as another source",
-            report.name,
-            at.display(),
-            report.name
-        )));
-    }
     home.ensure()?;
     if !plan.reuse {
         let _lock = InstallLock::acquire(&home.lock_path(), opts.lock_wait)?;
@@ -239,6 +230,15 @@ fn plan(home: &FableHome, opts: &AdoptOptions) -> Result<(AdoptReport, Option<Pl
         report.entries.clear();
         return Ok((report, None));
     };
+    let at = record::path(home, &report.name);
+    if at.exists() {
+        return Err(Error::Usage(format!(
+            "{} was adopted already (record {}): `fable uninstall {}` gives those entries back first, or pass --name to adopt these as another source",
+            report.name,
+            at.display(),
+            report.name
+        )));
+    }
     let built = manifest::build(host, &doc.value, &rows, home.user_home())?;
     let positions: Vec<(String, usize, usize)> =
         rows.iter().filter_map(|r| r.position.clone()).collect();
