@@ -49,6 +49,8 @@ enum Command {
     List(cmd::list::ListArgs),
     /// Move foreign hook entries out of host files (or put them back with --restore).
     Quarantine(cmd::quarantine::QuarantineArgs),
+    /// Turn hook entries written by hand into a managed source, wired into every agent.
+    Adopt(cmd::adopt::AdoptArgs),
     /// Check sources, profiles, git targets and interrupted installs; probe every wired hook.
     Doctor(cmd::doctor::DoctorArgs),
     /// Update the fable binary from a release source, re-sync diverged sources, run the doctor.
@@ -158,6 +160,7 @@ pub fn main() -> i32 {
         Command::Doctor(a) => a.run(),
         Command::List(a) => a.run(),
         Command::Quarantine(a) => a.run(),
+        Command::Adopt(a) => a.run(),
         Command::Update(a) => a.run(),
         Command::Rollback(a) => a.run(),
         Command::Gc(a) => a.run(),
@@ -214,6 +217,7 @@ impl Command {
             Command::Doctor(a) => ("doctor", a.json),
             Command::List(a) => ("list", a.json),
             Command::Quarantine(a) => ("quarantine", a.json),
+            Command::Adopt(a) => ("adopt", a.json),
             Command::Update(a) => ("update", a.json),
             Command::Rollback(a) => ("rollback", a.json),
             Command::Gc(a) => ("gc", a.json),

@@ -8,7 +8,14 @@ use clap::{Arg, Command};
 const GROUPS: &[(&str, &[&str])] = &[
     (
         "Setting up",
-        &["install", "uninstall", "profile", "validate", "update"],
+        &[
+            "install",
+            "uninstall",
+            "adopt",
+            "profile",
+            "validate",
+            "update",
+        ],
     ),
     ("Fleet", &["apply", "sync", "rollback", "gc"]),
     ("Diagnosis", &["status", "list", "doctor", "quarantine"]),
@@ -93,6 +100,24 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             (
                 "fable list --json | jq '.rows[] | select(.risk == \"high\")'",
                 "high-risk entries for a script",
+            ),
+        ],
+        "adopt" => &[
+            (
+                "fable adopt --dry-run",
+                "show the source your hand-written Claude hooks would become",
+            ),
+            (
+                "fable adopt --yes",
+                "adopt them: wired into every agent, removed from the file",
+            ),
+            (
+                "fable adopt 3f2a9c01de --name lint",
+                "adopt one entry, by its id from `fable list --foreign`",
+            ),
+            (
+                "fable uninstall adopted-claude",
+                "give the hand-written entries back",
             ),
         ],
         "quarantine" => &[

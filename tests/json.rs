@@ -448,6 +448,7 @@ const JSON_COMMANDS: &[&str] = &[
     "pack disable",
     "list",
     "quarantine",
+    "adopt",
 ];
 
 #[test]
@@ -617,6 +618,16 @@ fn docs_json_md_examples_have_the_fields_real_runs_have() {
         "quarantine --foreign --yes --json",
         env.json(["quarantine", "--foreign", "--yes", "--json"]),
     ));
+    // A hand-written hook running a script in ~/bin, adopted as a source, then given back.
+    let script = env.home.join("bin/h.sh");
+    write(&script, "exit 0\n");
+    make_executable(&script);
+    write(
+        &settings,
+        "{\n  \"hooks\": {\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"~/bin/h.sh\", \"timeout\": 5}]}]\n  }\n}\n",
+    );
+    cases.push(("adopt --yes --json", env.json(["adopt", "--yes", "--json"])));
+    env.ok(["uninstall", "adopted-claude"]);
     write(&settings, &before);
     // A git source pinned at one commit while its ref has moved on.
     let upstream = env.root().join("upstream");

@@ -3,6 +3,7 @@
 
 mod util;
 
+mod adopt;
 mod codex_trust;
 mod control_files;
 mod current_dir;

@@ -1,5 +1,6 @@
 //! One module per subcommand; each defines its clap arguments and implements [`crate::cli::Run`].
 
+pub mod adopt;
 pub mod agent;
 pub mod apply;
 pub mod completions;

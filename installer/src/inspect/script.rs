@@ -57,15 +57,25 @@ pub struct ScriptInfo {
 /// The words of a command, as a POSIX shell splits them (quotes removed, no expansion); stops
 /// at the first operator (`;`, `&&`, `|`), which ends the first simple command.
 pub fn words(command: &str) -> Vec<String> {
+    word_spans(command).into_iter().map(|(_, w)| w).collect()
+}
+
+/// [`words`], each with the byte range of its text in `command` (quotes included), so that a
+/// word can be replaced with every other byte of the command kept (`fable adopt`).
+pub fn word_spans(command: &str) -> Vec<(std::ops::Range<usize>, String)> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut has = false;
-    let mut chars = command.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut start = 0;
+    let mut chars = command.char_indices();
+    while let Some((at, c)) = chars.next() {
+        if !has && !c.is_whitespace() {
+            start = at;
+        }
         match c {
             '\'' => {
                 has = true;
-                for d in chars.by_ref() {
+                for (_, d) in chars.by_ref() {
                     if d == '\'' {
                         break;
                     }
@@ -74,11 +84,11 @@ pub fn words(command: &str) -> Vec<String> {
             }
             '"' => {
                 has = true;
-                while let Some(d) = chars.next() {
+                while let Some((_, d)) = chars.next() {
                     match d {
                         '"' => break,
                         '\\' => {
-                            if let Some(e) = chars.next() {
+                            if let Some((_, e)) = chars.next() {
                                 cur.push(e);
                             }
                         }
@@ -88,14 +98,19 @@ pub fn words(command: &str) -> Vec<String> {
             }
             '\\' => {
                 has = true;
-                if let Some(e) = chars.next() {
+                if let Some((_, e)) = chars.next() {
                     cur.push(e);
                 }
             }
-            ';' | '&' | '|' | '\n' => break,
+            ';' | '&' | '|' | '\n' => {
+                if has {
+                    out.push((start..at, std::mem::take(&mut cur)));
+                }
+                return out;
+            }
             c if c.is_whitespace() => {
                 if has {
-                    out.push(std::mem::take(&mut cur));
+                    out.push((start..at, std::mem::take(&mut cur)));
                     has = false;
                 }
             }
@@ -106,7 +121,7 @@ pub fn words(command: &str) -> Vec<String> {
         }
     }
     if has {
-        out.push(cur);
+        out.push((start..command.len(), cur));
     }
     out
 }
@@ -231,6 +246,18 @@ mod tests {
             words(r#"FOO=1 bash "$HOME/my hooks/x.sh" 'a b' && rm -rf /"#),
             vec!["FOO=1", "bash", "$HOME/my hooks/x.sh", "a b"]
         );
+    }
+
+    #[test]
+    fn word_spans_cover_each_words_text_quotes_included() {
+        let c = r#"A=1 bash "$HOME/my hooks/x.sh" 'a b';rm"#;
+        let spans = word_spans(c);
+        let texts: Vec<&str> = spans.iter().map(|(r, _)| &c[r.clone()]).collect();
+        assert_eq!(
+            texts,
+            vec!["A=1", "bash", "\"$HOME/my hooks/x.sh\"", "'a b'"]
+        );
+        assert_eq!(spans[2].1, "$HOME/my hooks/x.sh");
     }
 
     #[test]

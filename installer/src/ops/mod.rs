@@ -2,6 +2,7 @@
 //! itself (and only here), so that every writer of `$FABLE_HOME` and of host settings is
 //! serialised in one place; callers never touch `lock::InstallLock`.
 
+pub mod adopt;
 pub mod apply;
 pub mod codex_trust;
 pub mod fleet_sync;

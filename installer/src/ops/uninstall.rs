@@ -83,7 +83,13 @@ pub(crate) fn unwire(home: &FableHome, opts: &UninstallOptions) -> Result<Uninst
     if opts.dry_run && has_snapshot {
         collect_git(&mut report, crate::git::uninstall_all(home, &key, true)?);
     }
-    if opts.dry_run || (!report.changed && !has_snapshot && !opts.restore) {
+    // An adopted source gives back the hand-written entries it replaced (`fable adopt`).
+    let adopted = !super::adopt::record::of_key(home, &key)?.is_empty();
+    if opts.dry_run && adopted {
+        let back = super::adopt::record::give_back(home, &key, true)?;
+        report.notes.extend(back.notes);
+    }
+    if opts.dry_run || (!report.changed && !has_snapshot && !opts.restore && !adopted) {
         return Ok(report);
     }
     home.ensure()?;
@@ -140,6 +146,12 @@ pub(crate) fn unwire(home: &FableHome, opts: &UninstallOptions) -> Result<Uninst
                 crate::settings::backup::forget_original(home, &id);
             }
         }
+    }
+    if adopted {
+        let back = super::adopt::record::give_back(home, &key, false)?;
+        report.changed |= back.changed;
+        report.restored.extend(back.restored);
+        report.notes.extend(back.notes);
     }
     if home.store().source_dir(&key).exists() {
         // Git shims first: they live in repositories and would otherwise note on every commit.
