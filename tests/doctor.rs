@@ -1792,3 +1792,81 @@ fn an_event_cursor_does_not_know_voids_its_file_and_is_reported() {
         .unwrap()
         .starts_with("\"beforeFileRead\" is not an event cursor knows"));
 }
+
+/// The installed host's release, read from its CLI on PATH (a stand-in `codex` here): an
+/// entry for an event that release does not send yet never fires (Codex before 0.145.0 has
+/// no SessionEnd), an older release than fable's suite ran is untested, and the answer is
+/// cached by the binary's path, size and mtime (asked again once the binary changes).
+#[test]
+fn the_installed_host_release_decides_what_fires_and_is_cached() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    let src = env.root().join("ends");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    env.ok([Path::new("install").as_os_str(), src.as_os_str()]);
+    let bin = env.root().join("bin");
+    let codex = bin.join("codex");
+    let asked = env.root().join("asked");
+    let stand_in = |version: &str| {
+        write(
+            &codex,
+            &format!(
+                "#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho asked >> '{}'\necho 'codex-cli {version}'\n",
+                asked.display()
+            ),
+        );
+        crate::util::make_executable(&codex);
+    };
+    stand_in("0.140.0");
+    let mut path = std::ffi::OsString::from(&bin);
+    path.push(":");
+    path.push(crate::util::path_without_codex());
+    let run = || {
+        let out = env
+            .fable()
+            .env("PATH", &path)
+            .args(["doctor", "--json", "--no-probe"])
+            .output()
+            .unwrap();
+        report_of(&out)
+    };
+    let report = run();
+    let found = open(&report, "host.event_unsupported", "error");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert!(found[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("codex 0.140.0 has no SessionEnd hooks (from 0.145.0)"));
+    assert_eq!(open(&report, "host.version", "warn").len(), 1, "{report:#}");
+    // Cached: a second run does not ask again.
+    run();
+    assert_eq!(std::fs::read_to_string(&asked).unwrap().lines().count(), 1);
+    // status --json shows it.
+    let out = env
+        .fable()
+        .env("PATH", &path)
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codex_row = doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "codex")
+        .unwrap()
+        .clone();
+    assert_eq!(codex_row["version"], "0.140.0", "{doc}");
+    // An upgrade (the binary changed) is asked again, and SessionEnd fires from then on.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    stand_in("0.171.0");
+    let report = run();
+    assert!(
+        open(&report, "host.event_unsupported", "error").is_empty(),
+        "{report:#}"
+    );
+    assert_eq!(std::fs::read_to_string(&asked).unwrap().lines().count(), 2);
+}

@@ -98,6 +98,7 @@ fn check_pass(home: &FableHome) -> Pass {
         .map(|p| p.path.clone())
         .collect();
     findings.extend(checks::check_machine(&profiles));
+    findings.extend(checks::check_versions(home, &profiles));
     // The project of the working directory, then every project `fable init` opted in.
     let mut projects: Vec<std::path::PathBuf> = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {

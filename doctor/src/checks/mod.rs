@@ -10,7 +10,9 @@
 //! lists them; `crate::run` runs the groups themselves.
 
 mod codex;
+mod versions;
 pub use codex::untrusted_of as codex_untrusted_of;
+pub use versions::check_versions;
 mod entries;
 mod foreign;
 mod gemini;
