@@ -26,6 +26,16 @@ import opencode as OC  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
 NPM_DIR = os.path.join(WORK, "npm")
+# `--latest`: the newest version of each client on the npm registry instead of the pins, in a
+# tree of its own; the outer process resolves them and hands them to each host's child.
+if os.environ.get("FABLE_E2E_PINS"):
+    NPM_DIR = os.path.join(WORK, "npm-latest")
+    KI.PREFIX = os.path.join(WORK, "kimi-latest")
+    for _h, _v in json.loads(os.environ["FABLE_E2E_PINS"]).items():
+        if _h == "kimi":
+            KI.PIN = (KI.PIN[0], _v, KI.PIN[2])
+        elif _h in H.PINNED:
+            H.PINNED[_h] = (H.PINNED[_h][0], _v, H.PINNED[_h][2])
 ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi"]
 # Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
 # with the Node 22 it needs); one that cannot be installed is skipped with one line.
@@ -154,9 +164,32 @@ def load_xfail(path):
     return out
 
 
+def resolve_latest(hosts):
+    """The newest version of each host's package on the npm registry (`npm view`)."""
+    pins = {}
+    for h in hosts:
+        pkg = KI.PIN[0] if h == "kimi" else H.PINNED[h][0]
+        r = subprocess.run(["npm", "view", pkg, "version"], capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 0 or not r.stdout.strip():
+            raise RuntimeError(f"npm view {pkg} version: {r.stderr.strip()[-200:]}")
+        pins[h] = r.stdout.strip().splitlines()[-1].strip()
+    return pins
+
+
 def outer(args):
     t0 = time.time()
     hosts = [args.host] if args.host else list(ALL_HOSTS)
+    if args.latest and not os.environ.get("FABLE_E2E_PINS"):
+        if not shutil.which("npm"):
+            print("SKIP hosts-e2e --latest: npm not found")
+            return 0
+        pins = resolve_latest(hosts)
+        log("hosts-e2e --latest: " + ", ".join(f"{h} {v}" for h, v in pins.items()))
+        os.environ["FABLE_E2E_PINS"] = json.dumps(pins)
+        # Re-run with the versions in the environment, so that this process and each host's
+        # child read the same pins and the latest tree.
+        return subprocess.run([sys.executable, os.path.abspath(__file__)] + sys.argv[1:]).returncode
     why = unshare_ok()
     if why:
         print(f"SKIP hosts-e2e: {why}")
@@ -808,6 +841,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--host", choices=ALL_HOSTS)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--latest", action="store_true",
+                    help="the newest version of each client on the npm registry, not the pins")
     ap.add_argument("--xfail", metavar="FILE", help="cases expected to fail ('host case' a line); "
                     "default: the built-in list")
     ap.add_argument("--inside", help=argparse.SUPPRESS)
