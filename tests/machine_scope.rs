@@ -363,3 +363,59 @@ fn status_says_inert_for_untrusted_codex_entries_and_an_untrusted_gemini_folder(
     let doc = env.json(["status", "--json"]);
     assert_eq!(profile(&doc, "gemini")["state"], "current", "{doc}");
 }
+
+#[test]
+fn codexs_managed_only_key_is_set_in_the_shared_requirements_and_only_fables_is_taken_out() {
+    let env = TestEnv::new();
+    let root = machine(&env);
+    let requirements = root.join("etc/codex/requirements.toml");
+    let admin = "# the administrator's requirements\nallowed_sandbox_modes = [\"read-only\"]\n\n[features]\nhooks = true\n";
+    write(&requirements, admin);
+    env.ok(["--scope", "machine", "install"]);
+    env.ok([
+        "--scope",
+        "machine",
+        "install",
+        "--managed-only",
+        "on",
+        "--yes",
+    ]);
+    let text = std::fs::read_to_string(&requirements).unwrap();
+    assert!(
+        text.starts_with("# the administrator's requirements\n"),
+        "{text}"
+    );
+    assert!(text.contains("allow_managed_hooks_only = true"), "{text}");
+    assert!(text.contains("[features]\nhooks = true\n"), "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim() == "allow_managed_hooks_only = true")
+            .count(),
+        1,
+        "{text}"
+    );
+    // The doctor sees it as the machine policy it is: user-level Codex entries stop.
+    let status = env.json(["--scope", "machine", "status", "--json"]);
+    let hosts: Vec<&str> = status["managed_only"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["claude", "codex"], "{status}");
+    env.ok(["--scope", "machine", "install", "--managed-only", "off"]);
+    assert_eq!(std::fs::read_to_string(&requirements).unwrap(), admin);
+    // A key the administrator set is theirs: neither recorded nor taken out.
+    let theirs = format!("allow_managed_hooks_only = true\n{admin}");
+    write(&requirements, &theirs);
+    env.ok([
+        "--scope",
+        "machine",
+        "install",
+        "--managed-only",
+        "on",
+        "--yes",
+    ]);
+    env.ok(["--scope", "machine", "install", "--managed-only", "off"]);
+    assert_eq!(std::fs::read_to_string(&requirements).unwrap(), theirs);
+}

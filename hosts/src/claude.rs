@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, TimeoutUnit};
+use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, ManagedOnly, SettingsLocation, Storage, TimeoutUnit};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -47,7 +47,9 @@ impl HostSpec for Claude {
             dir: "etc/claude-code/managed-settings.d",
             file_name: "fable.json",
             storage: Storage::SharedFile,
-            managed_only: Some("/allowManagedHooksOnly"),
+            managed_only: Some(ManagedOnly::DropIn {
+                key: "allowManagedHooksOnly",
+            }),
         })
     }
     /// Claude Code's file tier of managed settings (and its drop-in directory): with

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{VersionGate, EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, ToolTable};
+use crate::spec::{VersionGate, EntrySpec, HostSpec, MachineSwitch, MachineTier, ManagedOnly, SettingsLocation, Storage, ToolTable};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -74,14 +74,18 @@ impl HostSpec for Codex {
     /// `/etc/codex/hooks.json`, the system config layer's hook file: Codex 0.171 lists its
     /// entries with source `system`, `isManaged: true` and trust status `managed` (no per-hook
     /// trust), and keeps them under `allow_managed_hooks_only` (measured with `codex
-    /// app-server` hooks/list, tests/hosts-e2e/machine.py). The switch itself lives in the
-    /// administrator's `requirements.toml`, which fable does not edit.
+    /// app-server` hooks/list). That switch lives in `requirements.toml`, shared with the
+    /// administrator: `--managed-only on` sets the one key there, and `off` takes out only
+    /// what fable set.
     fn machine_tier(&self) -> Option<MachineTier> {
         Some(MachineTier {
             dir: "etc/codex",
             file_name: "hooks.json",
             storage: Storage::SharedFile,
-            managed_only: None,
+            managed_only: Some(ManagedOnly::TomlKey {
+                file: "requirements.toml",
+                key: "allow_managed_hooks_only",
+            }),
         })
     }
 

@@ -163,9 +163,24 @@ pub struct MachineTier {
     /// How the hooks are stored there: a file of fable's own in a drop-in directory is still
     /// patched entry by entry ([`Storage::SharedFile`]), so a hand edit in it is seen as one.
     pub storage: Storage,
-    /// The setting that makes the host ignore every user, project and local hook (a JSON
-    /// pointer, or a TOML key), which `--managed-only` turns on in the same file.
-    pub managed_only: Option<&'static str>,
+    /// The setting that makes the host ignore every user, project and local hook, which
+    /// `--managed-only` turns on.
+    pub managed_only: Option<ManagedOnly>,
+}
+
+/// Where a host's managed-only switch is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManagedOnly {
+    /// A top-level JSON key in a drop-in document of fable's own in the tier's directory
+    /// (Claude Code's `allowManagedHooksOnly`).
+    DropIn { key: &'static str },
+    /// A top-level TOML key in a file of the tier's directory the administrator shares with
+    /// fable (Codex's `allow_managed_hooks_only` in `requirements.toml`): fable sets it only
+    /// where it was not set, and takes out only what it set.
+    TomlKey {
+        file: &'static str,
+        key: &'static str,
+    },
 }
 
 /// Something a host does only from one release on: fable reads the installed version
