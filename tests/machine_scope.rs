@@ -95,6 +95,17 @@ fn the_machine_scope_writes_each_hosts_machine_tier_and_nothing_of_the_user() {
         "the user's FABLE_HOME was created"
     );
 
+    // The doctor expects the machine store's 0755 (every user's agents run its hooks).
+    let out = env.run(["--scope", "machine", "doctor", "--json", "--no-probe"]);
+    let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doctor["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["id"] != "home.permissions" || f["severity"] == "ok"),
+        "{doctor:#}"
+    );
     // Again: nothing to do.
     let again = env.json(["--scope", "machine", "install", "--json"]);
     assert_eq!(again["changed"], false, "{again}");

@@ -132,8 +132,9 @@ impl Finding {
 /// [`fable_installer::ops::install::install`], the same code path as `fable install`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Make `$FABLE_HOME` (or a directory under it) mode 0700.
-    Chmod(PathBuf),
+    /// Give `$FABLE_HOME` (or a directory under it) this mode: 0700, or 0755 for the machine
+    /// scope's store.
+    Chmod(PathBuf, u32),
     /// Re-sync a generation whose content no longer matches its name (the damaged copy is
     /// replaced only once a good one is complete).
     ResyncGeneration {

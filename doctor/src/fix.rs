@@ -110,8 +110,8 @@ impl Repairs<'_> {
 
     fn chmod_dirs(&mut self) {
         for a in &self.actions {
-            if let Action::Chmod(dir) = a {
-                let mode = std::fs::Permissions::from_mode(0o700);
+            if let Action::Chmod(dir, want) = a {
+                let mode = std::fs::Permissions::from_mode(*want);
                 if let Err(e) = std::fs::set_permissions(dir, mode) {
                     let err = FixError::Io {
                         path: dir.clone(),

@@ -18,11 +18,14 @@ pub fn check_home(home: &FableHome) -> Vec<Finding> {
         return vec![finding];
     }
     let me = euid();
+    // 0700 for a user's home; 0755 for the machine scope's store, whose hooks every user's
+    // agents run (docs/design.md, "Scopes").
+    let want = home.dir_mode();
     [root.to_path_buf(), root.join("sources")]
         .iter()
         .filter_map(|dir| {
             let md = fs::metadata(dir).ok()?;
-            check_dir_mode(dir, &md, dir == root, me)
+            check_dir_mode(dir, &md, dir == root, me, want)
         })
         .collect()
 }
@@ -67,7 +70,7 @@ fn root_problem(root: &Path) -> Option<Finding> {
 
 /// Owner and mode of FABLE_HOME (`is_root`) or its `sources/`; `None` for a `sources/` that is
 /// fine (only the root reports an `ok`).
-fn check_dir_mode(dir: &Path, md: &Metadata, is_root: bool, me: u32) -> Option<Finding> {
+fn check_dir_mode(dir: &Path, md: &Metadata, is_root: bool, me: u32, want: u32) -> Option<Finding> {
     let subject = dir.display().to_string();
     let mode = md.mode() & 0o7777;
     if md.uid() != me {
@@ -93,19 +96,21 @@ fn check_dir_mode(dir: &Path, md: &Metadata, is_root: bool, me: u32) -> Option<F
                     "mode {mode:04o} lets other users write here and replace the hooks every agent session runs"
                 ),
             )
-            .with_fix(format!("chmod 700 {}", quoted(dir)))
-            .with_action(Action::Chmod(dir.to_path_buf())),
+            .with_fix(format!("chmod {want:o} {}", quoted(dir)))
+            .with_action(Action::Chmod(dir.to_path_buf(), want)),
         )
-    } else if is_root && mode & 0o077 != 0 {
+    } else if is_root && mode & 0o077 & !want != 0 {
         Some(
             Finding::new(
                 "home.permissions",
                 Severity::Warn,
                 &subject,
-                format!("mode {mode:04o}: other users can read fable's state (expected 0700)"),
+                format!(
+                    "mode {mode:04o}: other users can read fable's state (expected {want:04o})"
+                ),
             )
-            .with_fix(format!("chmod 700 {}", quoted(dir)))
-            .with_action(Action::Chmod(dir.to_path_buf())),
+            .with_fix(format!("chmod {want:o} {}", quoted(dir)))
+            .with_action(Action::Chmod(dir.to_path_buf(), want)),
         )
     } else if is_root {
         Some(Finding::ok(
