@@ -1851,7 +1851,7 @@ fn the_installed_host_release_decides_what_fires_and_is_cached() {
         .args(["status", "--json"])
         .output()
         .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
     let codex_row = doc["hosts"]
         .as_array()
         .unwrap()

@@ -16,6 +16,7 @@ const FIXTURES: &[&str] = &[
     "cursor-plugin",
     "cursor-hooks",
     "copilot-hooks",
+    "copilot-repo",
     "windsurf-hooks",
     "codex-project",
     "qwen-project",

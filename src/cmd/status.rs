@@ -76,7 +76,7 @@ fn mark_inert(home: &FableHome, sources: &mut [SourceStatus]) {
     let Ok(all) = profiles::discover(home) else {
         return;
     };
-    let notes = fable_doctor::checks::wiring_notes(home, &all);
+    let notes = fable_doctor::checks::inert_notes(home, &all);
     const STOPS: &[&str] = &[
         "profile.hooks_disabled",
         "profile.codex_hooks_disabled",

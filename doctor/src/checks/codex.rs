@@ -20,6 +20,18 @@ const TRUST_FIX: &str = "fable install --trust-codex";
 
 /// The trust and feature checks of one Codex profile.
 pub(super) fn check_codex(home: &FableHome, parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
+    check_codex_with(home, parsed, subject, true)
+}
+
+/// [`check_codex`]; with `ask` false, trust is judged offline only (what config.toml records),
+/// never by starting `codex app-server` (`fable status`, which must stay fast and talk to no
+/// child over a pipe).
+pub(super) fn check_codex_with(
+    home: &FableHome,
+    parsed: &ParsedProfile,
+    subject: &str,
+    ask: bool,
+) -> Vec<Finding> {
     if parsed.profile.host != Host::Codex {
         return Vec::new();
     }
@@ -61,7 +73,7 @@ pub(super) fn check_codex(home: &FableHome, parsed: &ParsedProfile, subject: &st
     if ours.is_empty() || machine {
         return out;
     }
-    let asked = codex_trust::codex_on_path().map(|codex| {
+    let asked = codex_trust::codex_on_path().filter(|_| ask).map(|codex| {
         codex_trust::hooks_list(
             &codex,
             &parsed.profile.dir,

@@ -229,6 +229,16 @@ pub fn check_profiles(
 /// and switches. Only problems (warnings and errors); an unparseable file is the install's own
 /// report, not repeated here.
 pub fn wiring_notes(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
+    notes(home, profiles, true)
+}
+
+/// [`wiring_notes`] judged offline: Codex trust from what its config records, without starting
+/// `codex app-server` (`fable status` marks `inert` from these).
+pub fn inert_notes(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
+    notes(home, profiles, false)
+}
+
+fn notes(home: &FableHome, profiles: &[Profile], ask_codex: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     for profile in profiles {
         let subject = profiles::profile_subject(profile);
@@ -239,7 +249,7 @@ pub fn wiring_notes(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
             continue;
         }
         out.extend(profiles::check_switches(&parsed, &subject));
-        out.extend(codex::check_codex(home, &parsed, &subject));
+        out.extend(codex::check_codex_with(home, &parsed, &subject, ask_codex));
         out.extend(gemini::check_gemini(home, &parsed, &subject));
     }
     out.retain(|f| f.severity != Severity::Ok);

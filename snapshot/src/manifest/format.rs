@@ -13,6 +13,7 @@
 //!   event keys that are not PascalCase: Copilot CLI's when an entry has `bash`, `powershell`
 //!   or `timeoutSec`, Windsurf's when event names have underscores (`pre_run_command`),
 //!   otherwise Cursor's (`beforeShellExecution`);
+//! - Copilot CLI's hook directories: `.github/hooks/*.json`, `hooks/<name>/hooks.json`;
 //! - when nothing above and no Claude Code manifest is there, a project's own host files:
 //!   `.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`,
 //!   `.qwen/settings.json`, `.factory/settings.json`, `.augment/settings.json`,
@@ -63,7 +64,7 @@ pub struct Native {
     /// The file, relative to the source root.
     pub rel: String,
     /// What was seen, for messages ("a Cursor hooks.json").
-    pub what: &'static str,
+    pub what: String,
     pub doc: Value,
     /// The file's text (the record's digest is taken over it).
     pub text: String,
@@ -83,10 +84,10 @@ pub fn native(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Native>> {
     let hooks_value = hooks_json
         .as_deref()
         .and_then(|t| serde_json::from_str::<Value>(t).ok());
-    let found = |host, rel: &str, what, doc: Value, text: &str| Native {
+    let found = |host, rel: &str, what: &str, doc: Value, text: &str| Native {
         host,
         rel: rel.to_string(),
-        what,
+        what: what.to_string(),
         doc,
         text: text.to_string(),
         others: Vec::new(),
@@ -137,6 +138,9 @@ pub fn native(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Native>> {
     if hooks_json.is_some() || claude_plugin {
         return Ok(None);
     }
+    if let Some(n) = copilot_dirs(root, &mut text_of)? {
+        return Ok(Some(n));
+    }
     let mut hit: Option<Native> = None;
     for (host, rel) in PROJECT_FILES {
         let Some(text) = text_of(rel)? else {
@@ -156,6 +160,80 @@ pub fn native(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Native>> {
         }
     }
     Ok(hit)
+}
+
+/// Copilot CLI's hook directories: a repository's `.github/hooks/*.json` and a plugin's
+/// `hooks/<name>/hooks.json`, each file a flat `{"version", "hooks"}` document; the files of
+/// Copilot's format are merged in name order (each event's entries one after the other).
+fn copilot_dirs(
+    root: &Path,
+    text_of: &mut dyn FnMut(&str) -> Result<Option<String>>,
+) -> Result<Option<Native>> {
+    let listed = |dir: &str, inner: Option<&str>| -> Vec<String> {
+        let Ok(read) = std::fs::read_dir(root.join(dir)) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = read
+            .flatten()
+            .filter(|e| inner.is_none() || e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter_map(|n| match inner {
+                None => n.ends_with(".json").then(|| format!("{dir}/{n}")),
+                Some(file) => Some(format!("{dir}/{n}/{file}")),
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let mut rels = listed(".github/hooks", None);
+    rels.extend(listed("hooks", Some("hooks.json")));
+    let mut merged = serde_json::Map::new();
+    let mut texts = String::new();
+    let mut read: Vec<String> = Vec::new();
+    for rel in rels {
+        let Some(text) = text_of(&rel)? else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if !matches!(flat_format(&v), Some((Host::Copilot, _))) {
+            continue;
+        }
+        for (event, entries) in v["hooks"].as_object().into_iter().flatten() {
+            let list = merged
+                .entry(event.clone())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let (Some(list), Some(entries)) = (list.as_array_mut(), entries.as_array()) {
+                list.extend(entries.iter().cloned());
+            }
+        }
+        texts.push_str(&format!("{rel}\n{}\n{text}\n", text.len()));
+        read.push(rel);
+    }
+    let Some(first) = read.first() else {
+        return Ok(None);
+    };
+    let whose = if first.starts_with(".github/") {
+        "a repository's"
+    } else {
+        "a Copilot CLI plugin's"
+    };
+    let what = match read.len() {
+        1 => format!("{whose} Copilot CLI hook file"),
+        n => format!(
+            "{whose} Copilot CLI hook files ({n}, merged in name order: {})",
+            read.join(", ")
+        ),
+    };
+    Ok(Some(Native {
+        host: Host::Copilot,
+        rel: first.clone(),
+        what,
+        doc: serde_json::json!({ "version": 1, "hooks": merged }),
+        text: texts,
+        others: Vec::new(),
+    }))
 }
 
 fn is_empty(v: &Value) -> bool {
@@ -205,6 +283,7 @@ pub fn native_in_dir(root: &Path) -> Result<Option<Native>> {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(None),
         Err(e) => Err(e),
     })
 }
@@ -269,7 +348,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            (gemini.host, gemini.what),
+            (gemini.host, gemini.what.as_str()),
             (Host::Gemini, "a Gemini CLI extension")
         );
         let cursor = detect(&[(
