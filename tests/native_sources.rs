@@ -18,6 +18,7 @@ const FIXTURES: &[&str] = &[
     "copilot-hooks",
     "copilot-repo",
     "windsurf-hooks",
+    "codex-plugin",
     "codex-project",
     "qwen-project",
     "droid-project",
@@ -200,6 +201,12 @@ fn a_source_read_from_a_hosts_format_and_written_back_to_it_holds_the_same_hooks
         (
             "codex-project",
             ".codex/hooks.json",
+            "codex",
+            ".codex/hooks.json",
+        ),
+        (
+            "codex-plugin",
+            "hooks/hooks.json",
             "codex",
             ".codex/hooks.json",
         ),

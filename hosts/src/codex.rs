@@ -46,6 +46,15 @@ const TOOLS: ToolTable = &[
 const SESSION_END_MAX_SECS: u64 = 3;
 
 impl HostSpec for Codex {
+    /// A Codex plugin's variables (Codex exports them, and their `CLAUDE_` twins, to plugin
+    /// hooks): the plugin root and its data directory.
+    fn native_placeholders(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("${PLUGIN_ROOT}", "${CLAUDE_PLUGIN_ROOT}"),
+            ("${PLUGIN_DATA}", "${CLAUDE_PLUGIN_DATA}"),
+        ]
+    }
+
     fn binary(&self) -> Option<&'static str> {
         Some("codex")
     }

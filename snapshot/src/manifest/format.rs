@@ -9,6 +9,8 @@
 //!   directory is also a Claude Code plugin whose hooks use Claude's event names);
 //! - a Cursor plugin: `.cursor-plugin/plugin.json` (and no `.claude-plugin/plugin.json`) with
 //!   a flat `hooks/hooks.json`;
+//! - a Codex plugin: `.codex-plugin/plugin.json` (and no `.claude-plugin/plugin.json`) with
+//!   `hooks/hooks.json` (Codex's `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` read as fable's);
 //! - a flat `hooks.json` (at `hooks/hooks.json` or the root) with a numeric `version` and
 //!   event keys that are not PascalCase: Copilot CLI's when an entry has `bash`, `powershell`
 //!   or `timeoutSec`, Windsurf's when event names have underscores (`pre_run_command`),
@@ -119,6 +121,19 @@ pub fn native(root: &Path, read: &mut ReadFn<'_>) -> Result<Option<Native>> {
                 Host::Cursor,
                 "hooks/hooks.json",
                 "a Cursor plugin",
+                v.clone(),
+                t,
+            )));
+        }
+    }
+    // A Codex plugin: Claude's grouped layout and event names, with Codex's placeholders
+    // (`${PLUGIN_ROOT}`, `${PLUGIN_DATA}`) that no other host sets.
+    if !claude_plugin && text_of(".codex-plugin/plugin.json")?.is_some() {
+        if let (Some(v), Some(t)) = (&hooks_value, &hooks_json) {
+            return Ok(Some(found(
+                Host::Codex,
+                "hooks/hooks.json",
+                "a Codex plugin",
                 v.clone(),
                 t,
             )));

@@ -163,10 +163,14 @@ impl Loaded {
         }
         // A source in another host's format is read as that host writes it. Looked for only
         // when the source does not read as a Claude Code plugin, or ships a Gemini CLI
-        // extension's manifest (whose hooks/hooks.json would otherwise read as Claude's).
+        // extension's or a Codex plugin's manifest (whose hooks/hooks.json would otherwise
+        // read as Claude's, their placeholders unknown to the other hosts).
         let failed = !problems.is_empty() || parts.is_empty();
         let gemini = "gemini-extension.json";
-        if failed || read(gemini).at(root.join(gemini))?.is_some() {
+        let codex = ".codex-plugin/plugin.json";
+        let codex_plugin = read(codex).at(root.join(codex))?.is_some()
+            && read(PLUGIN_JSON).at(&plugin_json)?.is_none();
+        if failed || codex_plugin || read(gemini).at(root.join(gemini))?.is_some() {
             if let Some(native) = super::format::native(root, read)? {
                 return Loaded::translated(root, native, read);
             }
