@@ -1870,3 +1870,52 @@ fn the_installed_host_release_decides_what_fires_and_is_cached() {
     );
     assert_eq!(std::fs::read_to_string(&asked).unwrap().lines().count(), 2);
 }
+
+/// Install and apply skip what the installed release lacks, with a note, and wire it once the
+/// host is upgraded: Codex before 0.145.0 gets no SessionEnd entries.
+#[test]
+fn install_skips_an_event_the_installed_release_lacks_until_it_is_upgraded() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".codex")).unwrap();
+    let src = env.root().join("ends");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "true"}]}], "Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    let codex = env.root().join("bin/codex");
+    let stand_in = |version: &str| {
+        write(
+            &codex,
+            &format!("#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho 'codex-cli {version}'\n"),
+        );
+        crate::util::make_executable(&codex);
+    };
+    stand_in("0.140.0");
+    let mut path = std::ffi::OsString::from(codex.parent().unwrap());
+    path.push(":");
+    path.push(crate::util::path_without_codex());
+    let fable = |args: &[&std::ffi::OsStr]| {
+        let out = env.fable().env("PATH", &path).args(args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = fable(&["install".as_ref(), src.as_os_str()]);
+    assert!(
+        said.contains("codex: skipped the SessionEnd entries: codex 0.140.0 has no SessionEnd hooks (from 0.145.0)"),
+        "{said}"
+    );
+    let hooks = std::fs::read_to_string(env.home.join(".codex/hooks.json")).unwrap();
+    assert!(
+        hooks.contains("\"Stop\"") && !hooks.contains("SessionEnd"),
+        "{hooks}"
+    );
+    let status: Value =
+        serde_json::from_str(&fable(&["status".as_ref(), "--json".as_ref()])).unwrap();
+    assert_eq!(status["sources"][0]["state"], "current", "{status}");
+    // Upgraded: the next apply wires SessionEnd.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    stand_in("0.171.0");
+    fable(&["apply".as_ref(), "--yes".as_ref()]);
+    let hooks = std::fs::read_to_string(env.home.join(".codex/hooks.json")).unwrap();
+    assert!(hooks.contains("SessionEnd"), "{hooks}");
+}

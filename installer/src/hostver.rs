@@ -71,6 +71,31 @@ fn cache_path(home: &FableHome) -> PathBuf {
     home.root().join("cache").join("host-versions.json")
 }
 
+/// The installed release of every host whose CLI is on `PATH` (those that say one), read once
+/// per process and fable home: what install, apply and status plan with, so that they agree
+/// ([`crate::settings::command::Target::lacks`]).
+pub fn releases(home: &FableHome) -> std::sync::Arc<Vec<(Host, String)>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Memo = Mutex<Vec<(PathBuf, Arc<Vec<(Host, String)>>)>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let memo = MEMO.get_or_init(|| Mutex::new(Vec::new()));
+    let mut memo = match memo.lock() {
+        Ok(m) => m,
+        // A panic elsewhere while reading the memo: ask again.
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if let Some((_, r)) = memo.iter().find(|(root, _)| root == home.root()) {
+        return r.clone();
+    }
+    let found: Vec<(Host, String)> = detect(home, Host::ALL)
+        .into_iter()
+        .filter_map(|i| i.version.map(|v| (i.host, v)))
+        .collect();
+    let found = Arc::new(found);
+    memo.push((home.root().to_path_buf(), found.clone()));
+    found
+}
+
 /// The installed version of each of `hosts` (see the module documentation).
 pub fn detect(home: &FableHome, hosts: &[Host]) -> Vec<Installed> {
     let path = cache_path(home);

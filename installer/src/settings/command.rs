@@ -22,6 +22,9 @@ pub struct Target {
     /// `CLAUDE_PLUGIN_DATA` together with the plugin root; `None` for the bundled evaluator,
     /// whose command stays short (hosts quote it in block messages) and needs no environment.
     pub data_dir: Option<PathBuf>,
+    /// The installed release of each host found on `PATH` (`crate::hostver::releases`): what
+    /// a release lacks is not wired for it. Empty: every host's newest behaviour.
+    pub releases: std::sync::Arc<Vec<(fable_hosts::Host, String)>>,
 }
 
 impl Target {
@@ -31,7 +34,24 @@ impl Target {
             key: key.to_string(),
             stable_root: home.store().current_dir(key),
             data_dir: (key != DEFAULT_KEY).then(|| home.data_dir(key)),
+            releases: crate::hostver::releases(home),
         }
+    }
+
+    /// The installed release of `host` and the gate it does not reach for the manifest's
+    /// `event`, when it lacks it (Codex before 0.145.0 has no SessionEnd).
+    pub fn lacks(
+        &self,
+        host: fable_hosts::Host,
+        event: &str,
+    ) -> Option<(&str, &'static fable_hosts::VersionGate)> {
+        let (_, version) = self.releases.iter().find(|(h, _)| *h == host)?;
+        let event = fable_hosts::Event::from_canonical(event)?;
+        host.spec()
+            .version_gates()
+            .iter()
+            .find(|g| g.event == Some(event) && !fable_hosts::version::at_least(version, g.since))
+            .map(|g| (version.as_str(), g))
     }
 }
 
@@ -222,6 +242,7 @@ mod tests {
 
     fn target(root: &Path, data: Option<&Path>) -> Target {
         Target {
+            releases: Default::default(),
             key: "k".into(),
             stable_root: root.to_path_buf(),
             data_dir: data.map(Path::to_path_buf),

@@ -86,6 +86,15 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
             out.skipped_events.push(event.clone());
             continue;
         };
+        if let Some((version, gate)) = target.lacks(host, event) {
+            out.notes.push(format!(
+                "{host}: skipped the {event} entries: {host} {version} has no {} (from {}); upgrade {host} and run `fable apply`",
+                gate.what,
+                gate.since,
+                host = host.name()
+            ));
+            continue;
+        }
         // One group per translated matcher: `Edit`, `Write` and `MultiEdit` are all Codex's
         // `apply_patch`, and three identical entries would run three times per patch.
         let mut merged: Vec<(Option<String>, Vec<Pending<'_>>)> = Vec::new();
@@ -407,6 +416,7 @@ mod tests {
     fn quoted_marker_matches_quoted_paths() {
         let m = path_markers("/h/it's/.fable/sources/k/");
         let target = Target {
+            releases: Default::default(),
             key: "k".into(),
             stable_root: Path::new("/h/it's/.fable/sources/k/current").to_path_buf(),
             data_dir: None,
