@@ -430,3 +430,19 @@ fn codexs_managed_only_key_is_set_in_the_shared_requirements_and_only_fables_is_
     env.ok(["--scope", "machine", "install", "--managed-only", "off"]);
     assert_eq!(std::fs::read_to_string(&requirements).unwrap(), theirs);
 }
+
+#[test]
+fn the_machine_scopes_printed_fixes_run_as_sudo_in_that_scope() {
+    let env = TestEnv::new();
+    let root = machine(&env);
+    env.ok(["--scope", "machine", "install"]);
+    std::fs::remove_file(root.join("etc/claude-code/managed-settings.d/fable.json")).unwrap();
+    let want = format!("sudo fable --scope machine --root {} apply", root.display());
+    let status = env.json(["--scope", "machine", "status", "--json"]);
+    assert_eq!(status["sources"][0]["fix"], want.as_str(), "{status}");
+    let out = env.run(["--scope", "machine", "doctor", "--json", "--no-probe"]);
+    let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = doctor.to_string();
+    assert!(text.contains(&want), "{doctor:#}");
+    assert!(!text.contains("\"fix\":\"fable "), "{doctor:#}");
+}

@@ -85,7 +85,9 @@ impl Run for DoctorArgs {
         // Probes' jobs that escaped their process group (setsid) come back here to be killed.
         let reaping = opts.probe && fable_doctor::reaper::become_subreaper();
         let lines = ProbeLines::new(self.json);
-        let report = fable_doctor::run_observed(&home, &opts, lines.as_ref());
+        let mut report = fable_doctor::run_observed(&home, &opts, lines.as_ref());
+        // In the machine scope every printed fix runs as `sudo fable --scope machine ...`.
+        spell_fixes(&home, &mut report.findings);
         drop(lines);
         term::yield_to_interrupt();
         if reaping {
@@ -174,6 +176,14 @@ fn line(f: &Finding, indent: &str) -> String {
         f.subject,
         f.message
     )
+}
+
+/// Each finding's fix (and its consequences') spelled for `home` (`FableHome::spell_commands`).
+fn spell_fixes(home: &FableHome, findings: &mut [fable_doctor::Finding]) {
+    for f in findings {
+        f.fix = f.fix.as_deref().map(|x| home.spell_commands(x));
+        spell_fixes(home, &mut f.consequences);
+    }
 }
 
 /// A problem, its fix, and what follows from it (indented under it, without their own fix:

@@ -36,7 +36,7 @@ pub fn print(home: &FableHome, written: &[PathBuf]) {
             f.message
         );
         if let Some(fix) = &f.fix {
-            crate::say!("  fix: {fix}");
+            crate::say!("  fix: {}", home.spell_commands(fix));
         }
     }
 }
