@@ -53,26 +53,6 @@ options:
     description: Seconds each git fetch may take (O(sync=true) only).
     type: int
     default: 120
-  fable_bin:
-    description: The fable executable, a path or a name looked up on C(PATH).
-    type: str
-    default: fable
-  fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
-    type: path
-  lock_wait:
-    description:
-      - Seconds fable waits for the install lock before it gives up with exit code 5
-        (C(FABLE_INSTALL_LOCK_WAIT_MS); fable's default is 60). Ignored by a fable without it.
-    type: float
-  retries:
-    description: How many times to run fable again when it exits 5 (the install lock busy).
-    type: int
-    default: 3
-  retry_delay:
-    description: Seconds between those attempts.
-    type: float
-    default: 5.0
   scope:
     description:
       - Which of fable's installations to manage. V(user) (fable's default) is the user's own
@@ -102,6 +82,8 @@ attributes:
     support: full
 notes:
   - fable must already be installed on the managed host.
+extends_documentation_fragment:
+  - fable.fable.fable
 author:
   - fable contributors (!UNKNOWN)
 '''

@@ -28,26 +28,6 @@ options:
         (C(.claude/settings.json), ...) besides the user profiles.
       - Default the remote user's C(HOME), so only the user profiles are read.
     type: path
-  fable_bin:
-    description: The fable executable, a path or a name looked up on C(PATH).
-    type: str
-    default: fable
-  fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
-    type: path
-  lock_wait:
-    description:
-      - Seconds fable waits for a lock before it gives up with exit code 5
-        (C(FABLE_INSTALL_LOCK_WAIT_MS); fable's default is 60). Ignored by a fable without it.
-    type: float
-  retries:
-    description: How many times to run fable again when it exits 5 (the install lock busy).
-    type: int
-    default: 3
-  retry_delay:
-    description: Seconds between those attempts.
-    type: float
-    default: 5.0
   scope:
     description:
       - >-
@@ -70,6 +50,8 @@ attributes:
   diff_mode:
     description: Nothing changes, so there is no diff.
     support: none
+extends_documentation_fragment:
+  - fable.fable.fable
 author:
   - fable contributors (!UNKNOWN)
 '''

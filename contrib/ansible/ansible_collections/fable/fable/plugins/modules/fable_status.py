@@ -21,26 +21,6 @@ options:
   source:
     description: Only this hook source (a directory, or V(default) for the bundled evaluator).
     type: str
-  fable_bin:
-    description: The fable executable, a path or a name looked up on C(PATH).
-    type: str
-    default: fable
-  fable_home:
-    description: Sets C(FABLE_HOME) for fable (default C(~/.fable)). Only with O(scope=user).
-    type: path
-  lock_wait:
-    description:
-      - Seconds fable waits for a lock before it gives up with exit code 5
-        (C(FABLE_INSTALL_LOCK_WAIT_MS); fable's default is 60). Ignored by a fable without it.
-    type: float
-  retries:
-    description: How many times to run fable again when it exits 5 (the install lock busy).
-    type: int
-    default: 3
-  retry_delay:
-    description: Seconds between those attempts.
-    type: float
-    default: 5.0
   scope:
     description:
       - Which of fable's installations to manage. V(user) (fable's default) is the user's own
@@ -71,6 +51,8 @@ attributes:
   facts:
     description: Returns the fact C(fable).
     support: full
+extends_documentation_fragment:
+  - fable.fable.fable
 author:
   - fable contributors (!UNKNOWN)
 '''
