@@ -71,12 +71,12 @@ fn cache_path(home: &FableHome) -> PathBuf {
     home.root().join("cache").join("host-versions.json")
 }
 
-/// The installed release of every host whose CLI is on `PATH` (those that say one), read once
-/// per process and fable home: what install, apply and status plan with, so that they agree
-/// ([`crate::settings::command::Target::lacks`]).
-pub fn releases(home: &FableHome) -> std::sync::Arc<Vec<(Host, String)>> {
+/// Every host's installed CLI and release, read once per process and fable home: what
+/// install, apply and status plan with ([`crate::settings::command::Target::lacks`]) and what
+/// `status --json` and `list --json` show, so that they agree.
+pub fn installed(home: &FableHome) -> std::sync::Arc<Vec<Installed>> {
     use std::sync::{Arc, Mutex, OnceLock};
-    type Memo = Mutex<Vec<(PathBuf, Arc<Vec<(Host, String)>>)>>;
+    type Memo = Mutex<Vec<(PathBuf, Arc<Vec<Installed>>)>>;
     static MEMO: OnceLock<Memo> = OnceLock::new();
     let memo = MEMO.get_or_init(|| Mutex::new(Vec::new()));
     let mut memo = match memo.lock() {
@@ -87,11 +87,7 @@ pub fn releases(home: &FableHome) -> std::sync::Arc<Vec<(Host, String)>> {
     if let Some((_, r)) = memo.iter().find(|(root, _)| root == home.root()) {
         return r.clone();
     }
-    let found: Vec<(Host, String)> = detect(home, Host::ALL)
-        .into_iter()
-        .filter_map(|i| i.version.map(|v| (i.host, v)))
-        .collect();
-    let found = Arc::new(found);
+    let found = Arc::new(detect(home, Host::ALL));
     memo.push((home.root().to_path_buf(), found.clone()));
     found
 }

@@ -50,7 +50,10 @@ impl Run for ListArgs {
             }
             let doc = WithHosts {
                 listing: &listing,
-                hosts: crate::cmd::status::installed_hosts(&home),
+                hosts: crate::cmd::status::installed_hosts(
+                    &home,
+                    &fable_installer::profiles::discover(&home).unwrap_or_default(),
+                ),
             };
             return json::print(&doc, 0, json::Changed::Wrote(false));
         }

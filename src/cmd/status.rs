@@ -48,14 +48,15 @@ struct StatusReport<'a> {
 }
 
 /// The installed CLI and release of each host fable has a profile of (`fable_installer::hostver`).
-pub fn installed_hosts(home: &FableHome) -> Vec<fable_installer::hostver::Installed> {
-    let mut hosts: Vec<fable_hosts::Host> = Vec::new();
-    for p in fable_installer::profiles::discover(home).unwrap_or_default() {
-        if !hosts.contains(&p.host) {
-            hosts.push(p.host);
-        }
-    }
-    fable_installer::hostver::detect(home, &hosts)
+pub fn installed_hosts(
+    home: &FableHome,
+    profiles: &[fable_installer::profiles::Profile],
+) -> Vec<fable_installer::hostver::Installed> {
+    fable_installer::hostver::installed(home)
+        .iter()
+        .filter(|i| profiles.iter().any(|p| p.host == i.host))
+        .cloned()
+        .collect()
 }
 
 /// How many foreign high-risk hook entries the user's profiles and the current project hold.
@@ -71,12 +72,12 @@ fn foreign_high_risk(home: &FableHome) -> anyhow::Result<usize> {
 /// (`disableAllHooks`, Codex's `[features] hooks = false`), Gemini with no trusted folder, and a
 /// source's Codex entries without recorded trust. The doctor's checks decide each
 /// (`fable_doctor::checks`), so status, install's notes and the doctor say the same.
-fn mark_inert(home: &FableHome, sources: &mut [SourceStatus]) {
-    use fable_installer::profiles;
-    let Ok(all) = profiles::discover(home) else {
-        return;
-    };
-    let notes = fable_doctor::checks::inert_notes(home, &all);
+fn mark_inert(
+    home: &FableHome,
+    all: &[fable_installer::profiles::Profile],
+    sources: &mut [SourceStatus],
+) {
+    let notes = fable_doctor::checks::inert_notes(home, all);
     const STOPS: &[&str] = &[
         "profile.hooks_disabled",
         "profile.codex_hooks_disabled",
@@ -144,7 +145,9 @@ impl Run for StatusArgs {
             .as_deref()
             .map(|p| SourceSpec::from_arg(Some(p)));
         let mut sources = status(&home, spec.as_ref()).context("cannot read status")?;
-        mark_inert(&home, &mut sources);
+        // Read once: what status planned with (a list that cannot be read marks nothing).
+        let profiles = fable_installer::profiles::discover(&home).unwrap_or_default();
+        mark_inert(&home, &profiles, &mut sources);
         // In the machine scope every printed fix runs as `sudo fable --scope machine ...`.
         for s in &mut sources {
             s.fix = s.fix.as_deref().map(|f| home.spell_commands(f));
@@ -186,7 +189,7 @@ impl Run for StatusArgs {
                 current,
                 sources: &sources,
                 managed_only,
-                hosts: installed_hosts(&home),
+                hosts: installed_hosts(&home, &profiles),
             };
             return json::print(&report, code, json::Changed::Wrote(false));
         }

@@ -8,20 +8,11 @@
 //! Paths are read under the system root: `/`, or `$FABLE_SYSTEM_ROOT` (so that tests never
 //! read the real `/etc`).
 
-use std::path::PathBuf;
-
+use fable_installer::home::system_root;
 use fable_installer::inspect::policy;
 use fable_installer::profiles::Profile;
 
 use crate::finding::{Finding, Severity};
-
-/// The variable that roots every machine-level path.
-pub const SYSTEM_ROOT_ENV: &str = "FABLE_SYSTEM_ROOT";
-
-/// The system root: `--root`, else `$FABLE_SYSTEM_ROOT` when set and non-empty, else `/`.
-pub fn system_root() -> PathBuf {
-    fable_installer::home::system_root()
-}
 
 /// The findings for every host's machine tier; `profiles`: the profiles fable wires.
 pub fn check_machine(profiles: &[Profile]) -> Vec<Finding> {

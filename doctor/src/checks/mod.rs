@@ -43,7 +43,7 @@ pub use entries::{entry_owners, entry_subject, owned_key};
 pub use foreign::check_foreign;
 pub use home::check_home;
 pub use journals::check_journals;
-pub use machine::{check_machine, system_root, SYSTEM_ROOT_ENV};
+pub use machine::check_machine;
 pub use profiles::{parse_profile, wired_entries, ParsedProfile, WiredEntry};
 pub use project::check_project_state;
 pub use project_switches::check_project_switches;

@@ -22,9 +22,9 @@ pub struct Target {
     /// `CLAUDE_PLUGIN_DATA` together with the plugin root; `None` for the bundled evaluator,
     /// whose command stays short (hosts quote it in block messages) and needs no environment.
     pub data_dir: Option<PathBuf>,
-    /// The installed release of each host found on `PATH` (`crate::hostver::releases`): what
-    /// a release lacks is not wired for it. Empty: every host's newest behaviour.
-    pub releases: std::sync::Arc<Vec<(fable_hosts::Host, String)>>,
+    /// Each host's installed CLI and release (`crate::hostver::installed`): what a release
+    /// lacks is not wired for it. Empty, or no release known: the host's newest behaviour.
+    pub releases: std::sync::Arc<Vec<crate::hostver::Installed>>,
 }
 
 impl Target {
@@ -34,7 +34,7 @@ impl Target {
             key: key.to_string(),
             stable_root: home.store().current_dir(key),
             data_dir: (key != DEFAULT_KEY).then(|| home.data_dir(key)),
-            releases: crate::hostver::releases(home),
+            releases: crate::hostver::installed(home),
         }
     }
 
@@ -45,13 +45,18 @@ impl Target {
         host: fable_hosts::Host,
         event: &str,
     ) -> Option<(&str, &'static fable_hosts::VersionGate)> {
-        let (_, version) = self.releases.iter().find(|(h, _)| *h == host)?;
+        let version = self
+            .releases
+            .iter()
+            .find(|i| i.host == host)?
+            .version
+            .as_deref()?;
         let event = fable_hosts::Event::from_canonical(event)?;
         host.spec()
             .version_gates()
             .iter()
             .find(|g| g.event == Some(event) && !fable_hosts::version::at_least(version, g.since))
-            .map(|g| (version.as_str(), g))
+            .map(|g| (version, g))
     }
 }
 

@@ -78,7 +78,9 @@ impl Loaded {
             texts.push((MANIFEST_PATH.to_string(), text));
         }
         let plugin_json = root.join(PLUGIN_JSON);
-        let declared = match read_text(root, PLUGIN_JSON, read, &mut problems)? {
+        let plugin_text = read_text(root, PLUGIN_JSON, read, &mut problems)?;
+        let claude_plugin = plugin_text.is_some();
+        let declared = match plugin_text {
             Some(text) => match serde_json::from_str::<Value>(&text) {
                 Ok(v) => {
                     let hooks = v.get("hooks").cloned();
@@ -168,8 +170,7 @@ impl Loaded {
         let failed = !problems.is_empty() || parts.is_empty();
         let gemini = "gemini-extension.json";
         let codex = ".codex-plugin/plugin.json";
-        let codex_plugin = read(codex).at(root.join(codex))?.is_some()
-            && read(PLUGIN_JSON).at(&plugin_json)?.is_none();
+        let codex_plugin = !claude_plugin && read(codex).at(root.join(codex))?.is_some();
         if failed || codex_plugin || read(gemini).at(root.join(gemini))?.is_some() {
             if let Some(native) = super::format::native(root, read)? {
                 return Loaded::translated(root, native, read);
