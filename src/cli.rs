@@ -115,7 +115,6 @@ pub fn main() -> i32 {
         .nth(1)
         .is_some_and(|a| a == cmd::completions::KEYS_HOOK)
     {
-        restore_sigpipe();
         return cmd::completions::print_keys();
     }
     let cli = match command()
@@ -146,13 +145,6 @@ pub fn main() -> i32 {
         crate::term::init(&cli.global);
         crate::term::on_interrupt();
     }
-    if !matches!(
-        cli.command,
-        // `sync` talks to git's upload-pack over pipes: a closed pipe is an error, not a kill.
-        Command::Doctor(_) | Command::Update(_) | Command::Sync(_) | Command::Hook { .. }
-    ) {
-        restore_sigpipe();
-    }
     let result = match cli.command {
         Command::Install(a) => a.run(),
         Command::Uninstall(a) => a.run(),
@@ -182,9 +174,9 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             let failure = Failure::of(&e);
-            eprintln!("fable: {}", failure.message);
+            crate::term::out::err_line(format_args!("fable: {}", failure.message));
             if let Some(hint) = &failure.hint {
-                eprintln!("hint: {hint}");
+                crate::term::out::err_line(format_args!("hint: {hint}"));
             }
             if json {
                 crate::json::print_failure(&failure);
@@ -271,11 +263,3 @@ fn usage_json(e: &clap::Error) {
     crate::json::print_failure(&Failure::usage(message));
 }
 
-/// Lets `fable status | head` end quietly the Unix way. Not for the evaluator (which must
-/// fail open, never die of a signal) nor the doctor (whose probes may close their stdin early).
-pub fn restore_sigpipe() {
-    // SAFETY: setting a signal disposition to its default has no memory-safety preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}

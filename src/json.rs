@@ -113,6 +113,7 @@ pub fn print_failure(failure: &Failure) {
 }
 
 fn emit(doc: &Envelope<'_>) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(doc)?);
+    let text = serde_json::to_string_pretty(doc)? + "\n";
+    crate::term::out::stdout(text.as_bytes())?;
     Ok(())
 }

@@ -159,3 +159,43 @@ fn version_names_the_commit_and_its_date() {
     // `-V` is the same line.
     assert_eq!(env.ok(["-V"]), out);
 }
+
+/// A closed stdout (`fable man | head -0`, a reader that went away) ends printing quietly,
+/// never the process by SIGPIPE: the command still runs to its end and its exit code tells.
+#[test]
+fn a_closed_stdout_stops_printing_but_not_the_command() {
+    let env = TestEnv::new();
+    let closed = |args: &[&std::ffi::OsStr]| {
+        let mut child = env
+            .fable()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end is closed before fable writes anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    closed(&["man".as_ref()]);
+    // An install whose reader went away still wires the profile.
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    let src = env.root().join("plugin");
+    std::fs::create_dir_all(src.join("hooks")).unwrap();
+    std::fs::write(
+        src.join("hooks/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    )
+    .unwrap();
+    closed(&["install".as_ref(), src.as_os_str()]);
+    let settings = std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap();
+    assert!(settings.contains("\"Stop\""), "{settings}");
+    closed(&["status".as_ref(), "--json".as_ref()]);
+}

@@ -37,7 +37,7 @@ impl Run for CompletionsArgs {
             clap_complete::Shell::Fish => format!("{script}{FISH_KEYS}"),
             _ => script.into_owned(),
         };
-        std::io::stdout().lock().write_all(script.as_bytes())?;
+        crate::term::out::stdout(script.as_bytes())?;
         Ok(0)
     }
 }

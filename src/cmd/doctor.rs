@@ -93,8 +93,6 @@ impl Run for DoctorArgs {
         if reaping {
             fable_doctor::reaper::sweep_children(std::time::Duration::from_secs(2));
         }
-        // The probes are done: a closed stdout (`fable doctor | head`) may end us quietly now.
-        crate::cli::restore_sigpipe();
         if self.json {
             let fixed = report.findings.iter().any(|f| f.fixed);
             return crate::json::print(
@@ -232,12 +230,12 @@ fn print_human(report: &Report, fixing: bool, all: bool) {
                 .as_deref()
                 .map(|x| format!(" — fix: {x}"))
                 .unwrap_or_default();
-            println!(
+            crate::term::out::line(format_args!(
                 "[{}] {}: {}{fix}",
                 ui.paint("error", Tone::Bad),
                 f.subject,
                 f.message
-            );
+            ));
         }
         return;
     }

@@ -118,7 +118,9 @@ impl Run for ManArgs {
         let mut cmd = crate::cli::command();
         if let Some(name) = &self.subcommand {
             let Some(sub) = cmd.find_subcommand(name).cloned() else {
-                eprintln!("fable: no subcommand {name:?} (see `fable --help`)");
+                crate::term::out::err_line(format_args!(
+                    "fable: no subcommand {name:?} (see `fable --help`)"
+                ));
                 return Ok(crate::failure::EXIT_USAGE);
             };
             let name = sub.get_name().to_string();
@@ -213,9 +215,6 @@ fn host_variables() -> Vec<(String, String)> {
 }
 
 fn print(page: &[u8]) -> anyhow::Result<i32> {
-    std::io::stdout()
-        .lock()
-        .write_all(page)
-        .context("cannot write the man page to stdout")?;
+    crate::term::out::stdout(page).context("cannot write the man page to stdout")?;
     Ok(0)
 }

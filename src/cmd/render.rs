@@ -4,7 +4,8 @@ use std::path::Path;
 
 /// Prints one JSON document on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    let text = serde_json::to_string_pretty(value)? + "\n";
+    crate::term::out::stdout(text.as_bytes())?;
     Ok(())
 }
 

@@ -126,8 +126,6 @@ impl Run for UpdateArgs {
         term::yield_to_interrupt();
         let failed =
             self_update.failed() || sources.failed() || doctor.as_ref().is_some_and(|d| !d.ok);
-        // Probes are done: a closed stdout may end us quietly from here on.
-        crate::cli::restore_sigpipe();
         if self.json {
             let code = i32::from(failed);
             let doc = UpdateDocument {

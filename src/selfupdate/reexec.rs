@@ -22,8 +22,6 @@ pub struct ReexecOptions {
 /// Runs the freshly installed binary with `update --no-self-update` and returns its exit
 /// code; with `--json` its document is printed with this run's `self_update` in it.
 pub fn reexec(exe: &Path, opts: ReexecOptions, self_update: &SelfUpdate) -> anyhow::Result<i32> {
-    // This process only relays output (the new binary runs any probes itself).
-    crate::cli::restore_sigpipe();
     let mut cmd = Command::new(exe);
     // The binary is multi-call: make sure it runs as `fable`, whatever its file is named.
     std::os::unix::process::CommandExt::arg0(&mut cmd, "fable");
@@ -57,8 +55,7 @@ pub fn reexec(exe: &Path, opts: ReexecOptions, self_update: &SelfUpdate) -> anyh
             render::print_json(&doc)?;
         }
         Err(_) => {
-            use std::io::Write;
-            std::io::stdout().write_all(&out.stdout)?;
+            crate::term::out::stdout(&out.stdout)?;
         }
     }
     Ok(code)

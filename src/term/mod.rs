@@ -3,6 +3,7 @@
 //! else (progress, prompts, warnings). Colour, `-q`/`-v`, progress and prompts are decided
 //! once, from the global flags and the environment, in [`init`].
 
+pub mod out;
 pub mod progress;
 pub mod prompt;
 
@@ -129,7 +130,10 @@ fn started() -> std::time::Instant {
 
 /// A `-v` line on stderr: the time since the run started, then `line`.
 pub fn log(line: std::fmt::Arguments<'_>) {
-    eprintln!("fable: [{:.3}s] {line}", started().elapsed().as_secs_f64());
+    out::err_line(format_args!(
+        "fable: [{:.3}s] {line}",
+        started().elapsed().as_secs_f64()
+    ));
 }
 
 fn log_io(what: fable_snapshot::trace::Io, path: &std::path::Path) {
@@ -261,20 +265,23 @@ impl Ui {
     /// A line of a command's human report on stdout (silenced by `-q`).
     pub fn say(&self, line: std::fmt::Arguments<'_>) {
         if !self.quiet {
-            println!("{line}");
+            out::line(line);
         }
     }
 
     /// A warning or note on stderr (silenced by `-q`).
     pub fn note(&self, line: std::fmt::Arguments<'_>) {
         if !self.quiet {
-            eprintln!("{line}");
+            out::err_line(line);
         }
     }
 
     /// An error line on stderr, `fable: ` first (never silenced).
     pub fn error(&self, line: std::fmt::Arguments<'_>) {
-        eprintln!("{}: {line}", self.paint_err("fable", Tone::Bad));
+        out::err_line(format_args!(
+            "{}: {line}",
+            self.paint_err("fable", Tone::Bad)
+        ));
     }
 }
 
@@ -304,7 +311,7 @@ pub fn on_interrupt() {
         let _ = dialoguer::console::Term::stderr().show_cursor();
         // Children re-parented here (doctor: the subreaper) or started by us.
         fable_doctor::reaper::sweep_children(std::time::Duration::from_millis(500));
-        eprintln!();
+        out::err_line(format_args!(""));
         std::process::exit(EXIT_INTERRUPTED);
     });
     // Without a handler Ctrl-C ends the process the default way; nothing else depends on it.

@@ -32,7 +32,7 @@ fn ask(question: &str, json: bool) -> anyhow::Result<Option<Answer>> {
         // Ctrl-C while the terminal is in raw mode arrives as an interrupted read, not as
         // SIGINT: end the way the signal would (nothing has been changed yet).
         Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
-            eprintln!();
+            super::out::err_line(format_args!(""));
             std::process::exit(super::EXIT_INTERRUPTED)
         }
         Err(e) => Err(anyhow::anyhow!("cannot read the answer: {e}")),
@@ -102,7 +102,7 @@ pub fn select(question: &str, items: &[String], json: bool) -> anyhow::Result<Pi
         Ok(Some(i)) => Ok(Picked::Item(i)),
         Ok(None) => Ok(Picked::Declined),
         Err(dialoguer::Error::IO(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
-            eprintln!();
+            super::out::err_line(format_args!(""));
             std::process::exit(super::EXIT_INTERRUPTED)
         }
         Err(e) => Err(anyhow::anyhow!("cannot read the answer: {e}")),
