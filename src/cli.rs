@@ -262,4 +262,3 @@ fn usage_json(e: &clap::Error) {
     let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
     crate::json::print_failure(&Failure::usage(message));
 }
-

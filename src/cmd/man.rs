@@ -4,8 +4,6 @@
 //! ENVIRONMENT, FILES and EXAMPLES, and the version in every page's title. `fable man | man -l
 //! -`, or install the pages as `man1/fable.1`, `man1/fable-update.1`, ...
 
-use std::io::Write;
-
 use anyhow::Context;
 use clap::Args;
 use roff::{bold, roman, Roff};

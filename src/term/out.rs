@@ -36,8 +36,3 @@ pub fn line(text: std::fmt::Arguments<'_>) {
 pub fn err_line(text: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
-
-/// Whether stdout was found closed.
-pub fn stdout_gone() -> bool {
-    STDOUT_GONE.load(Ordering::Relaxed)
-}
