@@ -58,6 +58,7 @@ pub mod repair;
 pub mod state;
 mod state_v3;
 pub mod stop_count;
+pub mod transcript;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -74,6 +74,9 @@ pub struct Input {
     pub agent_type: Option<String>,
     /// `tool_use_id` / `toolUseId` as a non-empty string (copied into the fire log).
     pub tool_use_id: Option<String>,
+    /// `transcript_path` / `transcriptPath` as a non-empty string: where a command's exit code
+    /// is looked up when the response does not say it ([`crate::transcript`]).
+    pub transcript_path: Option<String>,
 }
 
 const AUTHORITY_KEYS: &[&str] = &[
@@ -295,6 +298,7 @@ fn normalize_fields(m: &Map<String, Value>) -> Input {
         agent_id: nonempty(m, &["agent_id", "agentId"]),
         agent_type: nonempty(m, &["agent_type", "agentType"]),
         tool_use_id: nonempty(m, &["tool_use_id", "toolUseId"]),
+        transcript_path: nonempty(m, &["transcript_path", "transcriptPath"]),
     }
 }
 

@@ -312,14 +312,21 @@ class ChatCompletions:
 
     @staticmethod
     def step(body):
-        """Assistant turns after the user's prompt (Qwen opens every history with a setup
-        message and a canned "Got it" answer, which is not a model turn)."""
+        """Assistant turns after the user's prompt. Qwen up to 0.15 opens every history with a
+        setup message and a canned "Got it" answer, which is not a model turn; 0.24 merges the
+        setup text into the prompt's own message (so a later user message, such as a blocked
+        stop's, must not be taken for the prompt)."""
         msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-        start = 0
-        for i, m in enumerate(msgs):
-            if m.get("role") == "user" and "We are setting up the context" not in json.dumps(m.get("content")):
-                start = i
-                break
+        users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
+        if not users:
+            return 0
+        start = users[0]
+        setup = "We are setting up the context" in json.dumps(msgs[start].get("content"))
+        canned = (start + 1 < len(msgs) and msgs[start + 1].get("role") == "assistant"
+                  and not msgs[start + 1].get("tool_calls")
+                  and "Got it" in json.dumps(msgs[start + 1].get("content")))
+        if setup and canned:
+            start += 2
         return sum(1 for m in msgs[start:] if m.get("role") == "assistant")
 
     @classmethod

@@ -261,6 +261,14 @@ fn exit_code_text(s: &str) -> Option<bool> {
     status
 }
 
+/// A command's exit from the host's transcript, where the response does not say it (Codex:
+/// see [`crate::transcript`]).
+fn transcript_status(input: &Input) -> Option<bool> {
+    let path = input.transcript_path.as_deref()?;
+    let call = input.tool_use_id.as_deref()?;
+    crate::transcript::exit_code(std::path::Path::new(path), call).map(|code| code != 0)
+}
+
 /// Runs the handler; `failure_event` is true for PostToolUseFailure.
 pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) -> Verdict {
     let mutation = is_write(input);
@@ -269,7 +277,7 @@ pub fn run(project: &Project, input: &Input, cfg: &Config, failure_event: bool) 
     let command_status = if failure_event {
         Some(true)
     } else if is_command(input) {
-        exit_status(&input.tool_response)
+        exit_status(&input.tool_response).or_else(|| transcript_status(input))
     } else {
         None
     };
