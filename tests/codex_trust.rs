@@ -113,7 +113,7 @@ impl Codex {
     fn fake_list(&self) -> Vec<Value> {
         use std::io::{BufRead, BufReader, Write};
         let mut child = Command::new(self.bin.join("codex"))
-            .arg("app-server")
+            .args(["-c", "features.plugins=false", "app-server"])
             .env("CODEX_HOME", &self.dir)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -327,6 +327,13 @@ fn a_hung_app_server_is_killed_at_its_deadline_and_nothing_is_trusted() {
         .unwrap();
     let alive = Command::new("kill").args(["-0", pid]).output().unwrap();
     assert!(!alive.status.success(), "app-server {pid} still runs");
+    // Started offline: the real server looks up github.com unless plugins are off.
+    let argv = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        argv.lines()
+            .all(|l| l.ends_with("-c features.plugins=false app-server")),
+        "{argv}"
+    );
     // A flood of output is cut off too.
     let out = c
         .fable(true, &["install", &src, "--host", "codex", "--trust-codex"])

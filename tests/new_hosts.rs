@@ -73,6 +73,67 @@ fn qwen_shell_failures_are_read_from_its_exit_code_line() {
     assert_eq!(p.state()["phase"], "recovering");
 }
 
+/// Qwen 0.24.4 (`payloads-real/qwen-0.24.4/`) sends `stop_hook_active: false` on the first
+/// Stop of a prompt and `true` on the re-prompted one: once the session has shown the `false`,
+/// its `true` is believed (one continuation, as under Claude Code), not ignored up to the count.
+/// The 0.15.10 payloads (always `true`) keep being counted.
+#[test]
+fn qwen_0_24_stop_flag_is_believed_once_the_session_has_sent_false() {
+    let p = Proj::new();
+    p.ledger("- [ ] finish the probe card\n");
+    let first = p.real("qwen-0.24.4", "card-Stop");
+    let again = p.real("qwen-0.24.4", "card-Stop-active");
+    assert_eq!(
+        (&first["stop_hook_active"], &again["stop_hook_active"]),
+        (&json!(false), &json!(true)),
+        "what Qwen 0.24.4 sends"
+    );
+    assert_eq!(first["session_id"], again["session_id"]);
+    let o = p.hook("stop", "qwen", &first);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(
+        code(&p.hook("stop", "qwen", &again)),
+        0,
+        "the retry ends it"
+    );
+    // The next prompt starts with `false` again: blocked again.
+    assert_eq!(code(&p.hook("stop", "qwen", &first)), 2);
+    // A session that only ever said `true` (Qwen before 0.23.4) is not believed: even a forged
+    // `true` in the same project is counted, not let through at once.
+    let mut old = again.clone();
+    old["session_id"] = json!("an-older-qwen-session");
+    let codes: Vec<i32> = (0..4)
+        .map(|_| code(&p.hook("stop", "qwen", &old)))
+        .collect();
+    assert_eq!(codes, [2, 2, 2, 0], "the count bounds it");
+}
+
+/// Qwen 0.24 refuses to run an edit (here a shell `sed -i`) of a file not read in the session
+/// and reports it as PostToolUseFailure: the command never ran, so it is not a failure. A real
+/// failing command still counts.
+#[test]
+fn qwen_0_24_refusal_to_edit_an_unread_file_is_not_a_command_failure() {
+    let p = Proj::new();
+    let refused = p.real(
+        "qwen-0.24.4",
+        "card-PostToolUseFailure-run_shell_command-refused",
+    );
+    assert!(refused["error"]
+        .as_str()
+        .unwrap()
+        .contains("has not been read in this session"));
+    for _ in 0..2 {
+        assert_eq!(code(&p.hook("post-tool-use-failure", "qwen", &refused)), 0);
+    }
+    assert_eq!(p.state()["failureStreak"], 0);
+    let failed = p.real("qwen-0.24.4", "fail-PostToolUseFailure-run_shell_command");
+    for _ in 0..2 {
+        assert_eq!(code(&p.hook("post-tool-use-failure", "qwen", &failed)), 0);
+    }
+    assert_eq!(p.state()["failureStreak"], 2);
+    assert_eq!(p.state()["phase"], "recovering");
+}
+
 /// The doctor reads Qwen's timeouts in milliseconds and its `disableAllHooks` switch.
 #[test]
 fn doctor_reads_qwen_timeouts_in_milliseconds_and_its_hooks_switch() {

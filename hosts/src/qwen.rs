@@ -4,10 +4,19 @@
 //! 0.15.10). A hook that exits 2 is read as `{"decision":"deny","reason":<stderr>}`, which
 //! blocks a tool and continues a Stop with the reason as the next prompt: Claude Code's form.
 //!
-//! Qwen sends `stop_hook_active: true` on every Stop, the very first one included, so the flag
-//! says nothing there ([`HostSpec::trusts_stop_hook_active`] is false); Qwen has no cap of its
-//! own on Stop loops, fable's blocked-stop count bounds them. SessionStart fires only in
-//! interactive mode, never under `qwen -p`.
+//! Qwen before 0.23.4 (0.15.10 included: the 0.15 line kept it) sends `stop_hook_active: true`
+//! on every Stop, the very first one included, so the flag says nothing there
+//! ([`HostSpec::trusts_stop_hook_active`] is false); Qwen has no cap of its own on Stop loops,
+//! fable's blocked-stop count bounds them. From 0.23.4 (QwenLM/qwen-code#11613; measured on
+//! 0.24.4) the first Stop of a prompt says `false`, and the evaluator believes the session's
+//! later `true` once it has seen that (`fable_payload::stop_count::flag_proven`).
+//! SessionStart fires only in interactive mode before 0.24.4, also under `qwen -p` on 0.24.4.
+//!
+//! From 0.24 (measured on 0.24.4) Qwen refuses an edit, even a shell command's `sed -i`, of a
+//! file not read in the session, and reports the refusal as PostToolUseFailure (`error`: "File
+//! ... has not been read in this session. ..."): the tool never ran, so it is neither a
+//! command failure nor a mutation ([`HostSpec::reports_refusal`]), as is fable's own refusal
+//! echoed back.
 
 use serde_json::{json, Map, Value};
 
@@ -20,6 +29,15 @@ use crate::Event;
 /// Qwen Code.
 pub struct Qwen;
 
+
+/// What Qwen's refusals of an unread (or since changed) file say after "File <path>" (0.24.4,
+/// `checkPriorRead`).
+const QWEN_REFUSALS: &[&str] = &[
+    " has not been read in this session.",
+    " has been modified since you last read it",
+    " so the edit tool cannot safely confirm a prior read",
+    " so the overwrite tool cannot safely confirm a prior read",
+];
 
 /// Claude Code's tool names -> Qwen's (its `ToolNames`).
 const TOOLS: ToolTable = &[
@@ -78,6 +96,22 @@ impl HostSpec for Qwen {
 
     fn trusts_stop_hook_active(&self) -> bool {
         false
+    }
+
+    /// A PostToolUseFailure that is Qwen's refusal to run the call (an edit of a file not read,
+    /// or changed since it was read: `checkPriorRead` in its bundle) or fable's own block reason:
+    /// the tool never ran.
+    fn reports_refusal(&self, event: Event, payload: &Map<String, Value>) -> bool {
+        if event != Event::PostToolUseFailure {
+            return false;
+        }
+        let Some(error) = payload.get("error").and_then(Value::as_str) else {
+            return false;
+        };
+        let error = error.trim_start();
+        error.starts_with(crate::BLOCK_PREFIX)
+            || (error.starts_with("File ")
+                && QWEN_REFUSALS.iter().any(|r| error.contains(r)))
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {

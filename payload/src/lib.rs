@@ -24,9 +24,13 @@
 //!   commands run transactions (and so fold mutation debt). Stop's one write is the bounded
 //!   blocked-stop count (`stop_count`).
 //! - A relative workspace path in a payload is invalid authority (hosts send absolute paths).
-//! - Qwen Code sends `stop_hook_active: true` on every Stop, the first included: for it the
-//!   flag is ignored ([`fable_hosts::HostSpec::trusts_stop_hook_active`]), and the blocked-stop
-//!   count alone bounds the loop.
+//! - Qwen Code before 0.23.4 sends `stop_hook_active: true` on every Stop, the first included:
+//!   for it the flag is set aside ([`fable_hosts::HostSpec::trusts_stop_hook_active`]), and the
+//!   blocked-stop count alone bounds the loop. From 0.23.4 it sends `false` on the first Stop
+//!   of a prompt; a session whose blocked stop came with `false` has shown that, and its
+//!   `true` is believed from then on ([`stop_count::flag_proven`]), as Claude Code's is. The
+//!   evaluator never reads the host's version (that is the installer's), so it is the session
+//!   that shows it.
 //! - Kimi Code reports a call that fable's PreToolUse refused as a PostToolUseFailure carrying
 //!   the block reason: it is allowed without a transaction
 //!   ([`fable_hosts::HostSpec::reports_refusal`]), since the tool never ran.
@@ -170,10 +174,12 @@ fn evaluate_normalized(req: &Request<'_>, mut input: Input) -> (Outcome, Pending
     {
         normalize::shell_event(&mut input, req.payload);
     }
-    // A host that sets `stop_hook_active` on every Stop (Qwen Code) says nothing with it: the
-    // gate ignores it there and the blocked-stop count bounds the loop.
-    if !host.spec().trusts_stop_hook_active() {
+    // A host that sets `stop_hook_active` on every Stop (Qwen Code before 0.23.4) says nothing
+    // with it: the gate sets it aside and the blocked-stop count bounds the loop, unless the
+    // session has shown that the host sends `false` too (`decide`, `stop_count::flag_proven`).
+    if !host.spec().trusts_stop_hook_active() && input.stop_hook_active {
         input.stop_hook_active = false;
+        input.stop_flag_unproven = true;
     }
     let decided = decide(&req, &input);
     let mut verdict = decided.verdict;
@@ -265,6 +271,25 @@ fn decide(req: &Request<'_>, input: &Input) -> Decided {
         },
     };
     let found = discovery::discover(&start);
+    let believed;
+    let input = match &found {
+        Found::Project { root }
+            if input.stop_flag_unproven
+                && matches!(req.event, Event::Stop | Event::SessionEnd)
+                && input
+                    .session_id
+                    .as_deref()
+                    .is_some_and(|s| stop_count::flag_proven(&project::Project::new(root), s)) =>
+        {
+            believed = Input {
+                stop_hook_active: true,
+                stop_flag_unproven: false,
+                ..input.clone()
+            };
+            &believed
+        }
+        _ => input,
+    };
     let governing = match &found {
         Found::Project { root } if pack_candidate => packs::governing(&start, Some(root)),
         Found::None if pack_candidate => packs::governing(&start, None),

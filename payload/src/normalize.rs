@@ -59,6 +59,11 @@ pub struct Input {
     /// A re-entrant stop: `stop_hook_active` is JSON `true` (or the string "true"), or
     /// Cursor's `loop_count` is at least 1.
     pub stop_hook_active: bool,
+    /// The host sent `stop_hook_active: true`, but its flag is not trusted by default
+    /// ([`fable_hosts::HostSpec::trusts_stop_hook_active`]), so `stop_hook_active` was set
+    /// aside; it is believed again once the session has shown the host sends `false` too
+    /// ([`crate::stop_count::flag_proven`]). Set by the evaluator, never by a payload.
+    pub stop_flag_unproven: bool,
     /// The host's event name, if given (informational).
     pub event_name: Option<String>,
     /// How the run ended, where the host says so on stop (Cursor: `completed`, `aborted`,
@@ -275,6 +280,7 @@ fn normalize_fields(m: &Map<String, Value>) -> Input {
             .unwrap_or_else(|| top_level_result(m)),
         error: m.get("error").cloned().unwrap_or(Value::Null),
         stop_hook_active,
+        stop_flag_unproven: false,
         event_name: first(
             m,
             &["hook_event_name", "hookEventName", "agent_action_name"],

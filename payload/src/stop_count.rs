@@ -60,6 +60,11 @@ struct Entry {
     progress: String,
     /// Unix seconds of the last blocked stop.
     at: u64,
+    /// A blocked stop of this session came with `stop_hook_active: false`: the host's flag
+    /// tells the truth here, so its `true` on the re-prompted stop can be believed even where
+    /// the host's flag is not trusted by default ([`flag_proven`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    flag_truthful: bool,
 }
 
 /// What recording a blocked stop decided.
@@ -178,12 +183,14 @@ fn lock(project: &Project, cfg: &Config) -> Result<Option<Lock>> {
     }
 }
 
-/// Records one blocked stop of `session` with the current `progress` fingerprint.
+/// Records one blocked stop of `session` with the current `progress` fingerprint;
+/// `flag_false` when the host sent `stop_hook_active: false` (see `Entry::flag_truthful`).
 pub fn record_block(
     project: &Project,
     session: &str,
     progress: &str,
     cfg: &Config,
+    flag_false: bool,
 ) -> Result<Count> {
     let _lock = lock(project, cfg)?;
     let mut counts = read(project)?.unwrap_or_default();
@@ -193,6 +200,7 @@ pub fn record_block(
         .iter()
         .position(|e| e.session == k)
         .map(|i| counts.sessions.remove(i));
+    let flag_truthful = flag_false || previous.as_ref().is_some_and(|e| e.flag_truthful);
     let n = match previous {
         Some(e) if e.progress == progress => e.blocks.saturating_add(1),
         _ => 1,
@@ -205,6 +213,7 @@ pub fn record_block(
             blocks: n,
             progress: progress.to_owned(),
             at: now(),
+            flag_truthful,
         });
         Count::Block(n)
     };
@@ -214,6 +223,19 @@ pub fn record_block(
     }
     write(project, &counts, cfg.durable)?;
     Ok(verdict)
+}
+
+/// Whether `session`'s last blocked stop came with `stop_hook_active: false`: a host whose
+/// flag is not trusted by default (Qwen Code, which sent `true` on every Stop before 0.23.4)
+/// has then shown that it sends the truth, and its `true` now is the re-prompted stop. Read
+/// without the lock; anything unreadable is `false` (the flag stays ignored, the count bounds
+/// the loop).
+pub fn flag_proven(project: &Project, session: &str) -> bool {
+    let k = key(session);
+    read(project)
+        .ok()
+        .flatten()
+        .is_some_and(|c| c.sessions.iter().any(|e| e.session == k && e.flag_truthful))
 }
 
 /// Forgets `session`'s count after an allowed stop. Reads without the lock first, so an
@@ -254,14 +276,32 @@ mod tests {
     fn counts_release_and_reset_on_progress() {
         let (_t, p, cfg) = project();
         for n in 1..=3 {
-            assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(n));
+            assert_eq!(
+                record_block(&p, "s", "a", &cfg, false).unwrap(),
+                Count::Block(n)
+            );
         }
-        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Release(3));
-        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(1));
-        assert_eq!(record_block(&p, "s", "b", &cfg).unwrap(), Count::Block(1));
-        assert_eq!(record_block(&p, "t", "b", &cfg).unwrap(), Count::Block(1));
+        assert_eq!(
+            record_block(&p, "s", "a", &cfg, false).unwrap(),
+            Count::Release(3)
+        );
+        assert_eq!(
+            record_block(&p, "s", "a", &cfg, false).unwrap(),
+            Count::Block(1)
+        );
+        assert_eq!(
+            record_block(&p, "s", "b", &cfg, false).unwrap(),
+            Count::Block(1)
+        );
+        assert_eq!(
+            record_block(&p, "t", "b", &cfg, false).unwrap(),
+            Count::Block(1)
+        );
         clear(&p, "s", &cfg).unwrap();
-        assert_eq!(record_block(&p, "s", "b", &cfg).unwrap(), Count::Block(1));
+        assert_eq!(
+            record_block(&p, "s", "b", &cfg, false).unwrap(),
+            Count::Block(1)
+        );
         assert!(!p.lock_path().exists(), "the lock is released");
     }
 
@@ -301,14 +341,20 @@ mod tests {
     fn an_oversized_count_file_starts_afresh_and_a_symlink_is_refused() {
         let (_t, p, cfg) = project();
         std::fs::write(path(&p), vec![b' '; MAX_BYTES as usize + 1]).unwrap();
-        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(1));
-        assert_eq!(record_block(&p, "s", "a", &cfg).unwrap(), Count::Block(2));
+        assert_eq!(
+            record_block(&p, "s", "a", &cfg, false).unwrap(),
+            Count::Block(1)
+        );
+        assert_eq!(
+            record_block(&p, "s", "a", &cfg, false).unwrap(),
+            Count::Block(2)
+        );
         std::fs::remove_file(path(&p)).unwrap();
         let elsewhere = p.root.join("elsewhere.json");
         std::fs::write(&elsewhere, "{}").unwrap();
         std::os::unix::fs::symlink(&elsewhere, path(&p)).unwrap();
         assert!(matches!(
-            record_block(&p, "s", "a", &cfg),
+            record_block(&p, "s", "a", &cfg, false),
             Err(Error::Unsafe { .. })
         ));
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "{}");

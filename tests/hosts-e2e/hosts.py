@@ -181,7 +181,7 @@ def command(host, bins, env, port, tmpdir):
 def codex_hooks_list(codex, env, cwds, timeout=20):
     """`codex app-server` over JSON-RPC stdio: initialize, initialized, hooks/list {cwds}.
     Returns the `data` list of hooks/list."""
-    p = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    p = subprocess.Popen([codex, "-c", "features.plugins=false", "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, env=env, start_new_session=True)
     msgs = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -754,6 +754,8 @@ def inner_main(host, root, fable):
     with open(os.path.join(p, ".fable", "LEDGER.md"), "a") as f:
         f.write(f"\n- [ ] {CARD}\n")
     card = fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()])
+    if host == "qwen":  # Qwen 0.24 refuses a `sed -i` of a file not read in the session first
+        card = fm.Script([fm.text(), fm.read(".fable/LEDGER.md"), fm.shell(CLOSE_CARD_CMD), fm.text()])
     if host == "opencode":  # `opencode run` exits at the first idle: serve the turn instead
         run = OC.run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
     else:

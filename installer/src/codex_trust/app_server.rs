@@ -76,6 +76,12 @@ pub fn hooks_list(
     // Dropping `session` (every return below) kills the server's whole group and reaps it.
     let mut session = ProcessGroup::spawn(
         Command::new(codex)
+            // Offline: with plugins on, the server looks up github.com at start (its built-in
+            // marketplace, `https://github.com/openai/plugins.git`); measured with strace on
+            // 0.171.0, this switch leaves no network call, and `hooks/list` answers the same
+            // (fable lists only its own hooks.json entries). A release without the feature
+            // ignores the key.
+            .args(["-c", "features.plugins=false"])
             .arg("app-server")
             .env("CODEX_HOME", codex_home)
             .stdin(Stdio::piped())

@@ -71,7 +71,9 @@ pub fn bound_seen(
         }
     };
     let progress = stop_count::progress_seen(project, seen);
-    match stop_count::record_block(project, session, &progress, cfg) {
+    // `false` from the host itself (not a flag set aside as untrusted).
+    let flag_false = !input.stop_hook_active && !input.stop_flag_unproven;
+    match stop_count::record_block(project, session, &progress, cfg, flag_false) {
         Ok(stop_count::Count::Block(_)) => Verdict::Block(reason),
         Ok(stop_count::Count::Release(n)) => Verdict::Note(format!(
             "[fable] STOP LET THROUGH after {n} consecutive blocked stops in this session \
