@@ -1919,3 +1919,77 @@ fn install_skips_an_event_the_installed_release_lacks_until_it_is_upgraded() {
     let hooks = std::fs::read_to_string(env.home.join(".codex/hooks.json")).unwrap();
     assert!(hooks.contains("SessionEnd"), "{hooks}");
 }
+
+/// Claude Code's 2.1 events are wired from the release that has them (PreModelSwitch from
+/// 2.1.251, DirectoryAdded from 2.1.219), and a Qwen Code before 0.23.4 is reported for its
+/// untruthful `stop_hook_active` (a behaviour, nothing to unwire).
+#[test]
+fn claude_model_switch_events_wait_for_2_1_251_and_an_old_qwen_is_reported() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::fs::create_dir_all(env.home.join(".qwen")).unwrap();
+    let src = env.root().join("switches");
+    write(
+        &src.join("hooks/hooks.json"),
+        r#"{"hooks": {
+  "Stop": [{"hooks": [{"type": "command", "command": "true stop"}]}],
+  "DirectoryAdded": [{"hooks": [{"type": "command", "command": "true dir"}]}],
+  "PreModelSwitch": [{"hooks": [{"type": "command", "command": "true switch"}]}]
+}}"#,
+    );
+    let bin = env.root().join("bin");
+    let stand_in = |name: &str, says: &str| {
+        let path = bin.join(name);
+        write(
+            &path,
+            &format!("#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho '{says}'\n"),
+        );
+        crate::util::make_executable(&path);
+    };
+    stand_in("claude", "2.1.240 (Claude Code)");
+    stand_in("qwen", "0.15.10");
+    let mut path = std::ffi::OsString::from(&bin);
+    path.push(":");
+    path.push(crate::util::path_without_codex());
+    let fable = |args: &[&std::ffi::OsStr]| {
+        let out = env.fable().env("PATH", &path).args(args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let said = fable(&["install".as_ref(), src.as_os_str()]);
+    assert!(
+        said.contains("claude: skipped the PreModelSwitch entries: claude 2.1.240 has no PreModelSwitch hooks (from 2.1.251)"),
+        "{said}"
+    );
+    let settings = std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains("\"DirectoryAdded\"") && !settings.contains("PreModelSwitch"),
+        "{settings}"
+    );
+    let out = env
+        .fable()
+        .env("PATH", &path)
+        .args(["doctor", "--json", "--no-probe"])
+        .output()
+        .unwrap();
+    let report = report_of(&out);
+    let behaviour = open(&report, "host.behaviour", "warn");
+    assert_eq!(behaviour.len(), 1, "{report:#}");
+    assert!(
+        behaviour[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("qwen 0.15.10: a truthful stop_hook_active"),
+        "{report:#}"
+    );
+    assert!(
+        open(&report, "host.event_unsupported", "error").is_empty(),
+        "{report:#}"
+    );
+    // Upgraded: the next apply wires PreModelSwitch.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    stand_in("claude", "2.1.332 (Claude Code)");
+    fable(&["apply".as_ref(), "--yes".as_ref()]);
+    let settings = std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap();
+    assert!(settings.contains("\"PreModelSwitch\""), "{settings}");
+}

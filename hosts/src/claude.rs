@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, ManagedOnly, SettingsLocation, Storage, TimeoutUnit};
+use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, ManagedOnly, SettingsLocation, Storage, TimeoutUnit, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -37,6 +37,18 @@ impl HostSpec for Claude {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("2.1.332")
+    }
+
+    /// Events Claude Code added in 2.1 (its CHANGELOG.md: MessageDisplay in 2.1.152,
+    /// DirectoryAdded in 2.1.219, PreModelSwitch and PostModelSwitch in 2.1.251). An older
+    /// release skips an event it does not know, so fable wires them only from there on.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        &[
+            VersionGate { since: "2.1.152", event: Some("MessageDisplay"), what: "MessageDisplay hooks" },
+            VersionGate { since: "2.1.219", event: Some("DirectoryAdded"), what: "DirectoryAdded hooks" },
+            VersionGate { since: "2.1.251", event: Some("PreModelSwitch"), what: "PreModelSwitch hooks" },
+            VersionGate { since: "2.1.251", event: Some("PostModelSwitch"), what: "PostModelSwitch hooks" },
+        ]
     }
 
     /// The file tier of managed settings: a drop-in document of fable's own in

@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry_in, EVENTS};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, SettingsLocation, TimeoutUnit, ToolTable, VersionGate};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -61,6 +61,17 @@ impl HostSpec for Qwen {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("0.15.10")
+    }
+
+    /// From 0.23.4 Stop's `stop_hook_active` tells the truth (QwenLM/qwen-code#11613; the
+    /// bundles of 0.23.3 and earlier, and of the 0.15 line, hard-code `true`): before it, a
+    /// blocked stop costs up to the blocked-stop count in extra model turns.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        &[VersionGate {
+            since: "0.23.4",
+            event: None,
+            what: "a truthful stop_hook_active (a blocked stop is retried once, not up to fable's count)",
+        }]
     }
 
     fn name(&self) -> &'static str {

@@ -189,8 +189,10 @@ pub enum ManagedOnly {
 pub struct VersionGate {
     /// The first release that has it (`0.145.0`).
     pub since: &'static str,
-    /// The event it sends from then on, if it is an event.
-    pub event: Option<Event>,
+    /// The event it sends from then on, if it is an event: its name in a manifest (Claude
+    /// Code's, `SessionEnd`; also names fable has no [`Event`] for, which reach Claude Code as
+    /// written, such as `PreModelSwitch`).
+    pub event: Option<&'static str>,
     /// What it is, for messages (`SessionEnd hooks`).
     pub what: &'static str,
 }

@@ -57,8 +57,20 @@ pub fn check_versions(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
             )),
         }
         for gate in installed.lacks() {
-            let Some(event) = gate.event else { continue };
-            let Some(name) = host.event_name(event.canonical_name()) else {
+            let Some(event) = gate.event else {
+                // A behaviour, not an event: worth knowing, nothing to unwire.
+                out.push(
+                    Finding::new(
+                        "host.behaviour",
+                        Severity::Warn,
+                        &subject,
+                        format!("{host} {version}: {} only from {}", gate.what, gate.since),
+                    )
+                    .with_fix(format!("upgrade {host} to {} or later", gate.since)),
+                );
+                continue;
+            };
+            let Some(name) = host.event_name(event) else {
                 continue;
             };
             for p in profiles.iter().filter(|p| p.host == host) {

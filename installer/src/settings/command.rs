@@ -51,7 +51,6 @@ impl Target {
             .find(|i| i.host == host)?
             .version
             .as_deref()?;
-        let event = fable_hosts::Event::from_canonical(event)?;
         host.spec()
             .version_gates()
             .iter()
