@@ -746,7 +746,7 @@ def inner_main(host, root, fable):
         # Codex 0.171 sends a Bash result as the bare output string, with no exit code: fable
         # reads the call's exit code from the host's transcript (payload/src/transcript.rs).
         via = ("; the host reports no exit codes, read from its transcript"
-               if not any(reports_exit_code(pp["payload"]) for pp in post) else "")
+               if host == "codex" and not any(reports_exit_code(pp["payload"]) for pp in post) else "")
         result("failures-recovering", True, f"failureStreak {s1.get('failureStreak')}{via}")
 
     # ---- run 4: Stop with an open card, the model closes it on the retry (case 6)
