@@ -16,7 +16,7 @@ PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
-    "qwen": ("@qwen-code/qwen-code", "0.15.10", "qwen"),
+    "qwen": ("@qwen-code/qwen-code", "0.24.4", "qwen"),
     "copilot": copilot.PIN,
     "opencode": opencode.PIN,
     # Installed with its own Node 22 into a prefix of its own (kimi.py), not the shared tree.
