@@ -1821,9 +1821,7 @@ fn the_installed_host_release_decides_what_fires_and_is_cached() {
         crate::util::make_executable(&codex);
     };
     stand_in("0.140.0");
-    let mut path = std::ffi::OsString::from(&bin);
-    path.push(":");
-    path.push(crate::util::path_without_codex());
+    let path = path_with(&bin);
     let run = || {
         let out = env
             .fable()
@@ -1883,17 +1881,9 @@ fn install_skips_an_event_the_installed_release_lacks_until_it_is_upgraded() {
         r#"{"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "true"}]}], "Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#,
     );
     let codex = env.root().join("bin/codex");
-    let stand_in = |version: &str| {
-        write(
-            &codex,
-            &format!("#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho 'codex-cli {version}'\n"),
-        );
-        crate::util::make_executable(&codex);
-    };
+    let stand_in = |version: &str| version_stand_in(&codex, &format!("codex-cli {version}"));
     stand_in("0.140.0");
-    let mut path = std::ffi::OsString::from(codex.parent().unwrap());
-    path.push(":");
-    path.push(crate::util::path_without_codex());
+    let path = path_with(codex.parent().unwrap());
     let fable = |args: &[&std::ffi::OsStr]| {
         let out = env.fable().env("PATH", &path).args(args).output().unwrap();
         assert!(out.status.success(), "{out:?}");
@@ -1938,19 +1928,10 @@ fn claude_model_switch_events_wait_for_2_1_251_and_an_old_qwen_is_reported() {
 }}"#,
     );
     let bin = env.root().join("bin");
-    let stand_in = |name: &str, says: &str| {
-        let path = bin.join(name);
-        write(
-            &path,
-            &format!("#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho '{says}'\n"),
-        );
-        crate::util::make_executable(&path);
-    };
+    let stand_in = |name: &str, says: &str| version_stand_in(&bin.join(name), says);
     stand_in("claude", "2.1.240 (Claude Code)");
     stand_in("qwen", "0.15.10");
-    let mut path = std::ffi::OsString::from(&bin);
-    path.push(":");
-    path.push(crate::util::path_without_codex());
+    let path = path_with(&bin);
     let fable = |args: &[&std::ffi::OsStr]| {
         let out = env.fable().env("PATH", &path).args(args).output().unwrap();
         assert!(out.status.success(), "{out:?}");
@@ -1992,4 +1973,21 @@ fn claude_model_switch_events_wait_for_2_1_251_and_an_old_qwen_is_reported() {
     fable(&["apply".as_ref(), "--yes".as_ref()]);
     let settings = std::fs::read_to_string(env.home.join(".claude/settings.json")).unwrap();
     assert!(settings.contains("\"PreModelSwitch\""), "{settings}");
+}
+
+/// A stand-in host CLI at `path` that answers `--version` with `says` (and nothing else).
+fn version_stand_in(path: &Path, says: &str) {
+    write(
+        path,
+        &format!("#!/bin/sh\n[ \"$1\" = --version ] || exit 1\necho '{says}'\n"),
+    );
+    crate::util::make_executable(path);
+}
+
+/// `PATH` with `bin` first and no real `codex`.
+fn path_with(bin: &Path) -> std::ffi::OsString {
+    let mut path = std::ffi::OsString::from(bin);
+    path.push(":");
+    path.push(crate::util::path_without_codex());
+    path
 }
