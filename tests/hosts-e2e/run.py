@@ -21,6 +21,7 @@ import hosts as H  # noqa: E402
 import kimi as KI  # noqa: E402
 import machine as MA  # noqa: E402
 import native as NA  # noqa: E402
+import refusal as RF  # noqa: E402
 import opencode as OC  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -44,7 +45,8 @@ OWN_PREFIX = {"kimi": KI}
 # Node start-up competes with every other host's first run.
 START_DELAY = {"kimi": 60}
 CASES = ["hooks-cwd", "session-context", "write-generation", "guard-state", "failures-recovering",
-         "stop-card", "stop-bounded", "stop-bounded-repeat", "watch-line", "loopback-only"] + MA.CASES + NA.CASES
+         "stop-card", "stop-bounded", "stop-bounded-repeat", "watch-line", "loopback-only"] + MA.CASES + NA.CASES \
+    + RF.CASES
 RUN_DEADLINE = 45.0
 # A host's first run pays its one-time start-up in a fresh HOME (OpenCode: well over 45 s on a
 # loaded two-core machine, against 10 s on a quiet one).
@@ -815,6 +817,12 @@ def inner_main(host, root, fable):
     else:
         not_applicable("watch-line", "checked on Claude Code; the watch itself does not depend on the host "
                        "(tests/watch.rs)")
+
+    # ---- a write the host itself refuses (tests/hosts-e2e/refusal.py)
+    try:
+        cases.update(RF.refusal_case(inn, host, inn.runs))
+    except Exception as e:  # noqa: BLE001
+        cases["refused-write"] = ["FAIL", f"harness: {e}"]
 
     # ---- sources in another host's format (tests/hosts-e2e/native.py)
     try:
