@@ -173,7 +173,13 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            let failure = Failure::of(&e);
+            let mut failure = Failure::of(&e);
+            // The fix a hint names is spelled for the scope that failed (`sudo fable --scope
+            // machine ...` there).
+            if let (Some(hint), Ok(home)) = (&failure.hint, fable_installer::FableHome::from_env())
+            {
+                failure.hint = Some(home.spell_commands(hint));
+            }
             crate::term::out::err_line(format_args!("fable: {}", failure.message));
             if let Some(hint) = &failure.hint {
                 crate::term::out::err_line(format_args!("hint: {hint}"));

@@ -435,7 +435,16 @@ fn codexs_managed_only_key_is_set_in_the_shared_requirements_and_only_fables_is_
 fn the_machine_scopes_printed_fixes_run_as_sudo_in_that_scope() {
     let env = TestEnv::new();
     let root = machine(&env);
-    env.ok(["--scope", "machine", "install"]);
+    let first = env.ok(["--scope", "machine", "install"]);
+    let run = format!("sudo fable --scope machine --root {}", root.display());
+    assert!(first.contains(&format!("  {run} doctor ")), "{first}");
+    // A failure's hint too.
+    let out = env.run(["--scope", "machine", "uninstall", "nosuch"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("hint: see `{run} status`")),
+        "{stderr}"
+    );
     std::fs::remove_file(root.join("etc/claude-code/managed-settings.d/fable.json")).unwrap();
     let want = format!("sudo fable --scope machine --root {} apply", root.display());
     let status = env.json(["--scope", "machine", "status", "--json"]);

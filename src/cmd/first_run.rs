@@ -65,8 +65,14 @@ pub fn explain(home: &FableHome, report: &InstallReport) -> Vec<String> {
     if bundled {
         out.push("  fable init      in a project, to turn the evaluator's checks on there".into());
     }
-    out.push("  fable doctor    check that every wired hook runs".into());
-    out.push("  fable status    see what is wired and whether it is current".into());
+    // In the machine scope: `sudo fable --scope machine doctor`.
+    let run = home.invocation();
+    out.push(format!(
+        "  {run} doctor    check that every wired hook runs"
+    ));
+    out.push(format!(
+        "  {run} status    see what is wired and whether it is current"
+    ));
     if !on_path("fable") {
         let exe = std::env::current_exe()
             .map(|p| tilde(&p))
