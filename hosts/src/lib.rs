@@ -65,6 +65,7 @@ registry! {
     Augment => augment::Augment,
     Kimi => kimi::Kimi,
     Windsurf => windsurf::Windsurf,
+    Pi => pi::Pi,
 }
 
 impl Default for Host {
@@ -146,7 +147,8 @@ impl Host {
             | Host::Copilot
             | Host::OpenCode
             | Host::Droid
-            | Host::Windsurf => return None,
+            | Host::Windsurf
+            | Host::Pi => return None,
         };
         Some(std::time::Duration::from_secs(secs))
     }
@@ -483,7 +485,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi"
         );
     }
 

@@ -11,6 +11,7 @@ import time
 import copilot
 import kimi
 import opencode
+import pi
 
 PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
@@ -19,6 +20,7 @@ PINNED = {
     "qwen": ("@qwen-code/qwen-code", "0.24.4", "qwen"),
     "copilot": copilot.PIN,
     "opencode": opencode.PIN,
+    "pi": pi.PIN,
     # Installed with its own Node 22 into a prefix of its own (kimi.py), not the shared tree.
     "kimi": kimi.PIN,
     # Droid's npm wrapper (@factory/cli) downloads this platform package at install time; it is
@@ -42,6 +44,8 @@ def setup_profile(host, env):
         copilot.setup_profile(env)
     elif host == "opencode":
         opencode.setup_profile(env)
+    elif host == "pi":
+        pi.setup_profile(env)
     elif host == "kimi":
         kimi.setup_profile(env)
     elif host == "claude":
@@ -136,6 +140,8 @@ def command(host, bins, env, port, tmpdir):
         return copilot.command(bins, port)
     if host == "opencode":
         return opencode.command(bins, port)
+    if host == "pi":
+        return pi.command(bins, env, port)
     if host == "kimi":
         return kimi.command(env, port)
     if host == "droid":

@@ -37,7 +37,7 @@ if os.environ.get("FABLE_E2E_PINS"):
             KI.PIN = (KI.PIN[0], _v, KI.PIN[2])
         elif _h in H.PINNED:
             H.PINNED[_h] = (H.PINNED[_h][0], _v, H.PINNED[_h][2])
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi"]
 # Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
 # with the Node 22 it needs); one that cannot be installed is skipped with one line.
 OWN_PREFIX = {"kimi": KI}
@@ -541,7 +541,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") in ("qwen", "opencode"):
+    if run.get("host") in ("qwen", "opencode", "pi"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -704,9 +704,9 @@ def inner_main(host, root, fable):
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
         write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write")]
-        # OpenCode runs plugins in turn and a throw ends the chain: the probe, installed after
-        # fable's own plugin, never sees the refused call; fable's reason in the tool result
-        # shows that the PreToolUse ran.
+        # OpenCode runs plugins in turn and a throw ends the chain (pi: the first block does):
+        # the probe, installed after fable's own plugin, never sees the refused call; fable's
+        # reason in the tool result shows that the PreToolUse ran.
         # A host that reports the refused write back (Kimi Code: a PostToolUseFailure carrying
         # fable's reason) must not have it counted: the tool never ran.
         echoed = [pp for pp in run["probe"] if pp["event"] in ("PostToolUse", "PostToolUseFailure")
@@ -714,7 +714,7 @@ def inner_main(host, root, fable):
         counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
                    if s0.get(k) != s1.get(k)}
         facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
-        if not write_pre and not (host == "opencode" and told):
+        if not write_pre and not (host in ("opencode", "pi") and told):
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         elif echoed and counted:
             result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "

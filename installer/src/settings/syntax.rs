@@ -45,8 +45,8 @@ impl Syntax {
             | Host::Copilot
             | Host::Kimi
             | Host::Windsurf => Syntax::Json,
-            // Its hooks live in a plugin fable generates whole; no settings file is parsed.
-            Host::OpenCode => Syntax::Json,
+            // Their hooks live in a plugin fable generates whole; no settings file is parsed.
+            Host::OpenCode | Host::Pi => Syntax::Json,
         }
     }
 
