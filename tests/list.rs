@@ -78,6 +78,7 @@ fn foreign_entries_of_every_host_are_listed_quarantined_and_restored_byte_exact(
         ".kimi-code",
         ".copilot/hooks",
         ".config/opencode/plugins",
+        ".pi/agent/extensions",
     ] {
         std::fs::create_dir_all(h.join(d)).unwrap();
     }
@@ -329,6 +330,20 @@ fn foreign_entries_of_every_host_are_listed_quarantined_and_restored_byte_exact(
         plugin.display().to_string(),
         &["persistence"],
     );
+    // pi (an extension module fable did not write).
+    let extension = h.join(".pi/agent/extensions/guard.ts");
+    write(
+        &extension,
+        "export default function (pi) { pi.on(\"tool_call\", async () => {}); }\n",
+    );
+    p(
+        extension.clone(),
+        "pi",
+        "user",
+        "plugin",
+        extension.display().to_string(),
+        &["persistence"],
+    );
     // Project files.
     let pc = proj.join(".claude/settings.json");
     p(
@@ -429,14 +444,17 @@ fn foreign_entries_of_every_host_are_listed_quarantined_and_restored_byte_exact(
     let kimi = h.join(".kimi-code/config.toml");
     let before_plant = snapshot(&[claude.clone(), codex.clone(), kimi.clone()]);
     for pl in &plants {
-        let grouped = !matches!(pl.host, "cursor" | "windsurf" | "copilot" | "opencode");
+        let grouped = !matches!(
+            pl.host,
+            "cursor" | "windsurf" | "copilot" | "opencode" | "pi"
+        );
         let key = if pl.host == "copilot" {
             "bash"
         } else {
             "command"
         };
         match pl.host {
-            "opencode" => {}
+            "opencode" | "pi" => {}
             _ => add_json(
                 &pl.file,
                 pl.event,

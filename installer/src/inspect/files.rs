@@ -151,7 +151,7 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
 }
 
 /// The hook files in a directory a host reads whole files from (Copilot's `hooks/*.json`,
-/// OpenCode's `plugins/*.{js,mjs,ts}`), in name order, each marked with the fable source that
+/// OpenCode's `plugins/*.{js,mjs,ts}`, pi's `extensions/*.ts`), in name order, each marked with the fable source that
 /// wrote it.
 fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
     let read = match std::fs::read_dir(dir) {
@@ -159,7 +159,10 @@ fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(dir, e)),
     };
-    let (exts, form): (&[&str], Form) = if host == Host::OpenCode {
+    // A host whose owned files are code (OpenCode's plugins, pi's extensions) runs every
+    // module of the directory; the others read JSON hook files.
+    let code = !matches!(host.storage(), Storage::OwnedFile { extension: "json" });
+    let (exts, form): (&[&str], Form) = if code {
         (&["js", "mjs", "ts"], Form::Plugin)
     } else {
         (&["json"], Form::Settings)
