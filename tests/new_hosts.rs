@@ -134,6 +134,45 @@ fn qwen_0_24_refusal_to_edit_an_unread_file_is_not_a_command_failure() {
     assert_eq!(p.state()["phase"], "recovering");
 }
 
+/// pi 0.73.1 (`payloads-real/pi/`, what fable's generated extension sends): a write to the
+/// lifecycle state is refused, an ordinary write counts, a failing `bash` (`is_error`) counts,
+/// and Stop blocks on an open card and lets the re-prompted stop through.
+#[test]
+fn pi_payloads_guard_count_and_gate() {
+    let p = Proj::new();
+    let mut deny = p.real("pi", "write-PreToolUse-write");
+    deny["tool_input"]["path"] = json!(p.state_path());
+    deny["tool_input"]["file_path"] = json!(p.state_path());
+    let o = p.hook("pre-tool-use", "pi", &deny);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        out["decision"], "block",
+        "the extension reads a block from stdout"
+    );
+    assert!(out["reason"]
+        .as_str()
+        .unwrap()
+        .contains("BLOCKED write to lifecycle state"));
+    let post = p.real("pi", "write-PostToolUse-write");
+    assert_eq!(code(&p.hook("post-tool-use", "pi", &post)), 0);
+    assert_eq!(p.state()["mutationGeneration"], 1);
+    let fail = p.real("pi", "fail-PostToolUse-bash");
+    assert_eq!(fail["tool_response"]["is_error"], true, "what pi reports");
+    for _ in 0..2 {
+        assert_eq!(code(&p.hook("post-tool-use", "pi", &fail)), 0);
+    }
+    assert_eq!(p.state()["failureStreak"], 2);
+    p.ledger("- [ ] finish the probe card\n");
+    let mut stop = p.real("pi", "card-Stop");
+    let o = p.hook("stop", "pi", &stop);
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(out["decision"], "block", "{}", stderr(&o));
+    stop["stop_hook_active"] = json!(true);
+    let o = p.hook("stop", "pi", &stop);
+    assert!(o.stdout.is_empty(), "the retry is let through");
+}
+
 /// The doctor reads Qwen's timeouts in milliseconds and its `disableAllHooks` switch.
 #[test]
 fn doctor_reads_qwen_timeouts_in_milliseconds_and_its_hooks_switch() {
