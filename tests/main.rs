@@ -6,6 +6,7 @@ mod util;
 mod adopt;
 mod codex_trust;
 mod control_files;
+mod crush_host;
 mod current_dir;
 mod doctor;
 mod doctor_cache;

@@ -44,7 +44,8 @@ impl Syntax {
             | Host::Cursor
             | Host::Copilot
             | Host::Kimi
-            | Host::Windsurf => Syntax::Json,
+            | Host::Windsurf
+            | Host::Crush => Syntax::Json,
             // Its hooks live in a plugin fable generates whole; no settings file is parsed.
             Host::OpenCode => Syntax::Json,
         }
