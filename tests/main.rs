@@ -34,6 +34,7 @@ mod planner;
 mod plugin_corpus;
 mod plugin_manifests;
 mod plugins;
+mod qoder_host;
 mod real_clients;
 mod stop_cap;
 mod terminal;

@@ -12,7 +12,7 @@ const OPTIONAL_FIELDS: &[&str] = &["agent_id", "agent_type", "effort"];
 const FIXTURE_PROJECT: &str = "/home/user/my-project";
 const HOSTS: &[&str] = &["claude", "codex", "gemini", "cursor"];
 /// Hosts without sample payloads in `tests/fixtures/payloads`, whose probes are still checked.
-const LATER_HOSTS: &[&str] = &["qwen", "droid", "augment", "kimi", "crush"];
+const LATER_HOSTS: &[&str] = &["qwen", "droid", "augment", "kimi", "crush", "qoder"];
 const EVENTS: &[&str] = &[
     "SessionStart",
     "SessionEnd",

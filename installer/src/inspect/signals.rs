@@ -60,6 +60,7 @@ const PERSISTENT_FILES: &[&str] = &[
     ".github/hooks",
     "opencode/plugins",
     "crush/crush.json",
+    ".qoder/settings",
 ];
 
 /// What writes a file, in a shell or a script.

@@ -38,7 +38,9 @@ impl Syntax {
             return Syntax::Toml;
         }
         match host {
-            Host::Gemini | Host::Qwen | Host::Droid | Host::Augment => Syntax::JsonWithComments,
+            Host::Gemini | Host::Qwen | Host::Droid | Host::Augment | Host::Qoder => {
+                Syntax::JsonWithComments
+            }
             Host::Claude
             | Host::Codex
             | Host::Cursor
