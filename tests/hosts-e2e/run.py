@@ -845,10 +845,13 @@ def inner_main(host, root, fable):
                        "(tests/watch.rs)")
 
     # ---- a write the host itself refuses (tests/hosts-e2e/refusal.py)
-    try:
-        cases.update(RF.refusal_case(inn, host, inn.runs))
-    except Exception as e:  # noqa: BLE001
-        cases["refused-write"] = ["FAIL", f"harness: {e}"]
+    if host in ONLY_PRE_TOOL_USE:
+        not_applicable("refused-write", ONLY_PRE_TOOL_USE[host] + ": nothing after a call reaches fable")
+    else:
+        try:
+            cases.update(RF.refusal_case(inn, host, inn.runs))
+        except Exception as e:  # noqa: BLE001
+            cases["refused-write"] = ["FAIL", f"harness: {e}"]
 
     # ---- sources in another host's format (tests/hosts-e2e/native.py)
     try:
