@@ -15,7 +15,14 @@ use crate::real_clients::{code, stderr, Proj};
 use crate::util::{write, TestEnv};
 
 /// The hosts this module is about.
-const PATCHED: [Host; 4] = [Host::Droid, Host::Augment, Host::Kimi, Host::Windsurf];
+const PATCHED: [Host; 6] = [
+    Host::Droid,
+    Host::Augment,
+    Host::Kimi,
+    Host::Windsurf,
+    Host::Crush,
+    Host::Qoder,
+];
 
 /// `host`'s hook file under the test's HOME that holds the bundled evaluator's entries (for a
 /// host whose files fable owns whole, the default source's own file in the hooks directory).

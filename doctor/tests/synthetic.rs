@@ -12,7 +12,7 @@ const OPTIONAL_FIELDS: &[&str] = &["agent_id", "agent_type", "effort"];
 const FIXTURE_PROJECT: &str = "/home/user/my-project";
 const HOSTS: &[&str] = &["claude", "codex", "gemini", "cursor"];
 /// Hosts without sample payloads in `tests/fixtures/payloads`, whose probes are still checked.
-const LATER_HOSTS: &[&str] = &["qwen", "droid", "augment", "kimi"];
+const LATER_HOSTS: &[&str] = &["qwen", "droid", "augment", "kimi", "crush", "qoder"];
 const EVENTS: &[&str] = &[
     "SessionStart",
     "SessionEnd",
@@ -273,4 +273,16 @@ fn real_fields_match(host: &str) -> usize {
         seen += 1;
     }
     seen
+}
+
+/// Crush's payload names its event in `event` (not `hook_event_name`) and its tools in lower
+/// case (`internal/hooks/input.go`).
+#[test]
+fn crush_probe_payloads_carry_crush_fields() {
+    let project = Path::new("/tmp/fable-probe-scratch/probe-0004-c");
+    let payload = synthetic_payload("PreToolUse", "crush", project);
+    assert_eq!(payload["event"], "PreToolUse", "{payload}");
+    assert_eq!(payload["tool_name"], "bash", "{payload}");
+    assert_eq!(payload["cwd"], project.to_str().unwrap(), "{payload}");
+    assert!(payload.get("hook_event_name").is_none(), "{payload}");
 }

@@ -66,6 +66,8 @@ registry! {
     Kimi => kimi::Kimi,
     Windsurf => windsurf::Windsurf,
     Pi => pi::Pi,
+    Crush => crush::Crush,
+    Qoder => qoder::Qoder,
 }
 
 impl Default for Host {
@@ -135,13 +137,14 @@ impl Host {
     /// host has no timeout at all (Windsurf). Sources: Claude Code's hooks reference (command
     /// hooks: 600 s), Codex's hooks documentation ("If timeout is omitted, Codex uses 600
     /// seconds", openai/codex#35382), Gemini CLI's `hookRunner.ts` (`DEFAULT_HOOK_TIMEOUT`,
-    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms) and `kimi.rs` (30 s). The doctor
-    /// warns about an entry without a timeout only where this default stalls a session.
+    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms), `kimi.rs` and `crush.rs` (30 s)
+    /// and `qoder.rs` (600 s). The doctor warns about an entry without a timeout only where
+    /// this default stalls a session.
     pub fn default_timeout(self) -> Option<std::time::Duration> {
         let secs = match self {
-            Host::Claude | Host::Codex => 600,
+            Host::Claude | Host::Codex | Host::Qoder => 600,
             Host::Gemini | Host::Augment => 60,
-            Host::Kimi => 30,
+            Host::Kimi | Host::Crush => 30,
             Host::Cursor
             | Host::Qwen
             | Host::Copilot
@@ -485,7 +488,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi, crush, qoder"
         );
     }
 

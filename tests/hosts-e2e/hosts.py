@@ -1,6 +1,6 @@
 """Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
 Qwen Code, Factory Droid; Copilot CLI in copilot.py, OpenCode in opencode.py, Kimi Code in
-kimi.py)."""
+kimi.py, Crush in crush.py)."""
 
 import json
 import os
@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import copilot
+import crush
 import kimi
 import opencode
 import pi
@@ -26,6 +27,8 @@ PINNED = {
     # Droid's npm wrapper (@factory/cli) downloads this platform package at install time; it is
     # pinned directly (a registry package holding the binary, linux x64 only).
     "droid": ("@factory/cli-linux-x64", "0.225.2", "droid"),
+    # Installed into a prefix of its own (crush.py): its postinstall downloads the Go binary.
+    "crush": crush.PIN,
 }
 
 DROID_MODEL = "fake-model"
@@ -48,6 +51,8 @@ def setup_profile(host, env):
         pi.setup_profile(env)
     elif host == "kimi":
         kimi.setup_profile(env)
+    elif host == "crush":
+        crush.setup_profile(env)
     elif host == "claude":
         os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
         # Skip the first-run screens; -p does not need them, but keep the config quiet.
@@ -144,6 +149,8 @@ def command(host, bins, env, port, tmpdir):
         return pi.command(bins, env, port)
     if host == "kimi":
         return kimi.command(env, port)
+    if host == "crush":
+        return crush.command(port)
     if host == "droid":
         # A custom (BYOK) Anthropic model on loopback, in airgap mode: no Factory login.
         runtime = os.path.join(tmpdir, f"droid-runtime-{port}.json")

@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import fakemodel as fm  # noqa: E402
+import crush as CR  # noqa: E402
 import hosts as H  # noqa: E402
 import kimi as KI  # noqa: E402
 import machine as MA  # noqa: E402
@@ -32,15 +33,19 @@ NPM_DIR = os.path.join(WORK, "npm")
 if os.environ.get("FABLE_E2E_PINS"):
     NPM_DIR = os.path.join(WORK, "npm-latest")
     KI.PREFIX = os.path.join(WORK, "kimi-latest")
+    CR.PREFIX = os.path.join(WORK, "crush-latest")
     for _h, _v in json.loads(os.environ["FABLE_E2E_PINS"]).items():
         if _h == "kimi":
             KI.PIN = (KI.PIN[0], _v, KI.PIN[2])
+        elif _h == "crush":
+            CR.PIN = H.PINNED[_h] = (CR.PIN[0], _v, CR.PIN[2])
         elif _h in H.PINNED:
             H.PINNED[_h] = (H.PINNED[_h][0], _v, H.PINNED[_h][2])
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi", "crush"]
 # Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
-# with the Node 22 it needs); one that cannot be installed is skipped with one line.
-OWN_PREFIX = {"kimi": KI}
+# with the Node 22 it needs; Crush: its postinstall downloads the Go binary); one that cannot be
+# installed is skipped with one line.
+OWN_PREFIX = {"kimi": KI, "crush": CR}
 # Seconds after the others a host's child starts (a full run only): on two cores, Kimi Code's
 # Node start-up competes with every other host's first run.
 START_DELAY = {"kimi": 60}
@@ -83,6 +88,11 @@ NO_FAILURE_HOOKS = {"droid": "Droid runs PostToolUse only after a tool succeeded
 # drops the result; only UserPromptSubmit's output reaches the model): fable's context cannot
 # reach the model there. Applied only while no model request indeed holds it.
 NO_SESSION_CONTEXT = {"kimi": "Kimi Code runs SessionStart hooks but discards their output"}
+
+# Hosts that fire PreToolUse hooks and no other event (Crush 0.96): only the cases made of a
+# PreToolUse apply there (hooks-cwd checks the PreToolUse payload's cwd and pwd, guard-state the
+# block); the runs of the others are not made.
+ONLY_PRE_TOOL_USE = {"crush": "Crush fires PreToolUse hooks only (no SessionStart, PostToolUse or Stop)"}
 
 CONTEXT_MARK = "[fable] lifecycle state of "
 BLOCK_MARK = "[fable] BLOCKED"
@@ -541,7 +551,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") in ("qwen", "opencode", "pi"):
+    if run.get("host") in ("qwen", "opencode", "pi", "crush"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -603,126 +613,8 @@ def watch_case(inn):
         return False, f"setup: {e}"
 
 
-def inner_main(host, root, fable):
-    inn = Inner(host, root, fable)
-    cases, facts = {}, inn.facts
-    facts["host_version"] = H.PINNED[host][1]
-
-    def result(case, ok, reason=""):
-        cases[case] = ["PASS" if ok else "FAIL", reason]
-
-    def not_applicable(case, reason):
-        cases[case] = ["SKIP", "not applicable: " + reason]
-
-    try:
-        inn.network()
-        inn.install()
-        projects = {n: inn.project(n) for n in ("write", "deny", "fail", "card", "bounded", "repeat")}
-        if host == "codex":
-            inn.trust_codex(list(projects.values()))
-    except Exception as e:  # noqa: BLE001
-        for c in CASES:
-            cases[c] = ["FAIL", f"setup: {e}"]
-        json.dump({"cases": cases, "facts": facts}, open(os.path.join(root, "results.json"), "w"), indent=2)
-        return
-
-    # ---- run 1: one write (cases 1, 2, 3)
-    p = projects["write"]
-    s0, _ = inn.state(p)
-    run = inn.run_cli("write", p, fm.Script([fm.write("x.txt", "hi\n"), fm.text()]), deadline=FIRST_RUN_DEADLINE)
-    run["host"] = host
-    s1, _ = inn.state(p)
-    facts["write"] = summarize(run)
-    facts["write"]["state_after"] = s1
-    facts["write"]["tool_results"] = tool_results(run)
-    m = mains(run)
-    if not m:
-        reason = f"no model request reached the fake server (rc {run['rc']}, killed {run['killed']}): " \
-                 + run["stderr"][-300:].replace("\n", " | ")
-        for c in ("hooks-cwd", "session-context", "write-generation"):
-            result(c, False, reason)
-    else:
-        evs = {pp["event"] for pp in run["probe"]}
-        bad_pwd = [pp for pp in run["probe"] if pp["pwd"] != p]
-        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict) and pp["payload"].get("cwd") != p]
-        changed = s1 is not None and s0 is not None and s1.get("stateRevision") != s0.get("stateRevision")
-        need = {"SessionStart", "PostToolUse", "Stop"}
-        if host in NO_HEADLESS_SESSION_START:
-            need.discard("SessionStart")
-        if not need <= evs:
-            result("hooks-cwd", False, f"probe saw events {sorted(evs)}, missing {sorted(need - evs)}")
-        elif bad_pwd or bad_cwd:
-            result("hooks-cwd", False, f"hook pwd/cwd not the project: "
-                   f"{[(x['event'], x['pwd'], x['payload'].get('cwd')) for x in (bad_pwd + bad_cwd)[:3]]}")
-        elif not changed:
-            result("hooks-cwd", False, "hooks ran in the project but .fable/state.json did not change")
-        else:
-            result("hooks-cwd", True, f"events {sorted(evs)}")
-        want = CONTEXT_MARK + p
-        hit = [i for i, r in enumerate(m) if want in body_text(r)]
-        if host in NO_HEADLESS_SESSION_START:
-            not_applicable("session-context", NO_HEADLESS_SESSION_START[host])
-        elif hit:
-            result("session-context", True, f"in model request #{hit[0] + 1}")
-        elif host in NO_SESSION_CONTEXT and "SessionStart" in evs:
-            not_applicable("session-context", NO_SESSION_CONTEXT[host])
-        else:
-            any_mark = any(CONTEXT_MARK in body_text(r) for r in m)
-            result("session-context", False, "fable's SessionStart context is not in any model request"
-                   + (" (a context for another path is)" if any_mark else ""))
-        g0, g1 = (s0 or {}).get("mutationGeneration"), (s1 or {}).get("mutationGeneration")
-        wrote = os.path.exists(os.path.join(p, "x.txt"))
-        if not wrote:
-            result("write-generation", False, f"the host did not create x.txt (tools offered: {m[0].get('tools')})")
-        elif s1 is None:
-            result("write-generation", False, "state.json is not valid JSON after the write")
-        elif g1 - g0 != 1:
-            fs = inn.fable_state(p)
-            result("write-generation", False, f"mutationGeneration {g0} -> {g1} (pending {fs.get('pendingMutations')})")
-        else:
-            result("write-generation", True, f"{g0} -> {g1}")
-
-    # ---- run 2: write to .fable/state.json (case 4)
-    p = projects["deny"]
-    s0, raw0 = inn.state(p)
-    target = ".fable/state.json"
-    acts = ([fm.read(target)] if host == "claude" else []) + [fm.write(target, "{}\n"), fm.text()]
-    run = inn.run_cli("deny", p, fm.Script(acts))
-    s1, raw1 = inn.state(p)
-    facts["deny"] = summarize(run)
-    facts["deny"]["tool_results"] = tool_results(run)
-    pre = [pp for pp in run["probe"] if pp["event"] == "PreToolUse"]
-    facts["deny"]["pre_tool_use_tools"] = [pp["payload"].get("tool_name", pp["payload"].get("toolName"))
-                                           for pp in pre if isinstance(pp["payload"], dict)]
-    if not mains(run):
-        result("guard-state", False, f"no model request (rc {run['rc']}): " + run["stderr"][-300:].replace("\n", " | "))
-    elif s1 is None:
-        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
-    elif set(s1) != set(s0) or s1.get("schemaVersion") != s0.get("schemaVersion") \
-            or s1.get("workspaceId") != s0.get("workspaceId"):
-        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
-    else:
-        told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write")]
-        # OpenCode runs plugins in turn and a throw ends the chain (pi: the first block does):
-        # the probe, installed after fable's own plugin, never sees the refused call; fable's
-        # reason in the tool result shows that the PreToolUse ran.
-        # A host that reports the refused write back (Kimi Code: a PostToolUseFailure carrying
-        # fable's reason) must not have it counted: the tool never ran.
-        echoed = [pp for pp in run["probe"] if pp["event"] in ("PostToolUse", "PostToolUseFailure")
-                  and isinstance(pp["payload"], dict) and BLOCK_MARK in json.dumps(pp["payload"])]
-        counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
-                   if s0.get(k) != s1.get(k)}
-        facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
-        if not write_pre and not (host in ("opencode", "pi") and told):
-            result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
-        elif echoed and counted:
-            result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "
-                   f"and fable counted it: {counted}")
-        else:
-            result("guard-state", True, "blocked; the model was told" if told else
-                   "state intact, but the block reason did not reach the model's tool result")
-
+def run_post_and_stop_cases(inn, host, projects, result, not_applicable, facts):
+    """Runs 3-6: the cases made of PostToolUse(Failure) and Stop hooks."""
     # ---- run 3: two failing shell commands (case 5)
     p = projects["fail"]
     run = inn.run_cli("fail", p, fm.Script([fm.shell(FAIL_CMD), fm.shell(FAIL_CMD), fm.text()]))
@@ -811,6 +703,140 @@ def inner_main(host, root, fable):
         else:
             result(case, True, f"{n} model calls, {stops} Stop hook runs, rc {run['rc']}")
 
+
+def inner_main(host, root, fable):
+    inn = Inner(host, root, fable)
+    cases, facts = {}, inn.facts
+    facts["host_version"] = H.PINNED[host][1]
+
+    def result(case, ok, reason=""):
+        cases[case] = ["PASS" if ok else "FAIL", reason]
+
+    def not_applicable(case, reason):
+        cases[case] = ["SKIP", "not applicable: " + reason]
+
+    try:
+        inn.network()
+        inn.install()
+        projects = {n: inn.project(n) for n in ("write", "deny", "fail", "card", "bounded", "repeat")}
+        if host == "codex":
+            inn.trust_codex(list(projects.values()))
+    except Exception as e:  # noqa: BLE001
+        for c in CASES:
+            cases[c] = ["FAIL", f"setup: {e}"]
+        json.dump({"cases": cases, "facts": facts}, open(os.path.join(root, "results.json"), "w"), indent=2)
+        return
+
+    # ---- run 1: one write (cases 1, 2, 3)
+    p = projects["write"]
+    s0, _ = inn.state(p)
+    run = inn.run_cli("write", p, fm.Script([fm.write("x.txt", "hi\n"), fm.text()]), deadline=FIRST_RUN_DEADLINE)
+    run["host"] = host
+    s1, _ = inn.state(p)
+    facts["write"] = summarize(run)
+    facts["write"]["state_after"] = s1
+    facts["write"]["tool_results"] = tool_results(run)
+    m = mains(run)
+    if not m:
+        reason = f"no model request reached the fake server (rc {run['rc']}, killed {run['killed']}): " \
+                 + run["stderr"][-300:].replace("\n", " | ")
+        for c in ("hooks-cwd", "session-context", "write-generation"):
+            result(c, False, reason)
+    else:
+        evs = {pp["event"] for pp in run["probe"]}
+        bad_pwd = [pp for pp in run["probe"] if pp["pwd"] != p]
+        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict) and pp["payload"].get("cwd") != p]
+        changed = s1 is not None and s0 is not None and s1.get("stateRevision") != s0.get("stateRevision")
+        need = {"SessionStart", "PostToolUse", "Stop"}
+        if host in NO_HEADLESS_SESSION_START:
+            need.discard("SessionStart")
+        if host in ONLY_PRE_TOOL_USE:
+            need = {"PreToolUse"}
+            changed = True  # a PreToolUse moves no state: the payload's cwd and pwd are checked
+        if not need <= evs:
+            result("hooks-cwd", False, f"probe saw events {sorted(evs)}, missing {sorted(need - evs)}")
+        elif bad_pwd or bad_cwd:
+            result("hooks-cwd", False, f"hook pwd/cwd not the project: "
+                   f"{[(x['event'], x['pwd'], x['payload'].get('cwd')) for x in (bad_pwd + bad_cwd)[:3]]}")
+        elif not changed:
+            result("hooks-cwd", False, "hooks ran in the project but .fable/state.json did not change")
+        else:
+            result("hooks-cwd", True, f"events {sorted(evs)}")
+        want = CONTEXT_MARK + p
+        hit = [i for i, r in enumerate(m) if want in body_text(r)]
+        if host in NO_HEADLESS_SESSION_START:
+            not_applicable("session-context", NO_HEADLESS_SESSION_START[host])
+        elif host in ONLY_PRE_TOOL_USE:
+            not_applicable("session-context", ONLY_PRE_TOOL_USE[host])
+        elif hit:
+            result("session-context", True, f"in model request #{hit[0] + 1}")
+        elif host in NO_SESSION_CONTEXT and "SessionStart" in evs:
+            not_applicable("session-context", NO_SESSION_CONTEXT[host])
+        else:
+            any_mark = any(CONTEXT_MARK in body_text(r) for r in m)
+            result("session-context", False, "fable's SessionStart context is not in any model request"
+                   + (" (a context for another path is)" if any_mark else ""))
+        g0, g1 = (s0 or {}).get("mutationGeneration"), (s1 or {}).get("mutationGeneration")
+        wrote = os.path.exists(os.path.join(p, "x.txt"))
+        if host in ONLY_PRE_TOOL_USE:
+            not_applicable("write-generation", ONLY_PRE_TOOL_USE[host] + ": fable never sees the write done")
+        elif not wrote:
+            result("write-generation", False, f"the host did not create x.txt (tools offered: {m[0].get('tools')})")
+        elif s1 is None:
+            result("write-generation", False, "state.json is not valid JSON after the write")
+        elif g1 - g0 != 1:
+            fs = inn.fable_state(p)
+            result("write-generation", False, f"mutationGeneration {g0} -> {g1} (pending {fs.get('pendingMutations')})")
+        else:
+            result("write-generation", True, f"{g0} -> {g1}")
+
+    # ---- run 2: write to .fable/state.json (case 4)
+    p = projects["deny"]
+    s0, raw0 = inn.state(p)
+    target = ".fable/state.json"
+    acts = ([fm.read(target)] if host == "claude" else []) + [fm.write(target, "{}\n"), fm.text()]
+    run = inn.run_cli("deny", p, fm.Script(acts))
+    s1, raw1 = inn.state(p)
+    facts["deny"] = summarize(run)
+    facts["deny"]["tool_results"] = tool_results(run)
+    pre = [pp for pp in run["probe"] if pp["event"] == "PreToolUse"]
+    facts["deny"]["pre_tool_use_tools"] = [pp["payload"].get("tool_name", pp["payload"].get("toolName"))
+                                           for pp in pre if isinstance(pp["payload"], dict)]
+    if not mains(run):
+        result("guard-state", False, f"no model request (rc {run['rc']}): " + run["stderr"][-300:].replace("\n", " | "))
+    elif s1 is None:
+        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
+    elif set(s1) != set(s0) or s1.get("schemaVersion") != s0.get("schemaVersion") \
+            or s1.get("workspaceId") != s0.get("workspaceId"):
+        result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
+    else:
+        told = any(BLOCK_MARK in t for t in tool_results(run))
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write")]
+        # OpenCode runs plugins in turn and a throw ends the chain (pi: the first block does):
+        # the probe, installed after fable's own plugin, never sees the refused call; fable's
+        # reason in the tool result shows that the PreToolUse ran.
+        # A host that reports the refused write back (Kimi Code: a PostToolUseFailure carrying
+        # fable's reason) must not have it counted: the tool never ran.
+        echoed = [pp for pp in run["probe"] if pp["event"] in ("PostToolUse", "PostToolUseFailure")
+                  and isinstance(pp["payload"], dict) and BLOCK_MARK in json.dumps(pp["payload"])]
+        counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
+                   if s0.get(k) != s1.get(k)}
+        facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
+        if not write_pre and not (host in ("opencode", "pi") and told):
+            result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
+        elif echoed and counted:
+            result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "
+                   f"and fable counted it: {counted}")
+        else:
+            result("guard-state", True, "blocked; the model was told" if told else
+                   "state intact, but the block reason did not reach the model's tool result")
+
+    if host in ONLY_PRE_TOOL_USE:
+        for c in ("failures-recovering", "stop-card", "stop-bounded", "stop-bounded-repeat"):
+            not_applicable(c, ONLY_PRE_TOOL_USE[host])
+    else:
+        run_post_and_stop_cases(inn, host, projects, result, not_applicable, facts)
+
     # ---- runs 7-10: the SessionStart watch line (case 9)
     if host in WATCH_HOSTS:
         result("watch-line", *watch_case(inn))
@@ -819,10 +845,13 @@ def inner_main(host, root, fable):
                        "(tests/watch.rs)")
 
     # ---- a write the host itself refuses (tests/hosts-e2e/refusal.py)
-    try:
-        cases.update(RF.refusal_case(inn, host, inn.runs))
-    except Exception as e:  # noqa: BLE001
-        cases["refused-write"] = ["FAIL", f"harness: {e}"]
+    if host in ONLY_PRE_TOOL_USE:
+        not_applicable("refused-write", ONLY_PRE_TOOL_USE[host] + ": nothing after a call reaches fable")
+    else:
+        try:
+            cases.update(RF.refusal_case(inn, host, inn.runs))
+        except Exception as e:  # noqa: BLE001
+            cases["refused-write"] = ["FAIL", f"harness: {e}"]
 
     # ---- sources in another host's format (tests/hosts-e2e/native.py)
     try:

@@ -121,6 +121,8 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
             (Host::Augment, ".augment/settings.json"),
             (Host::Augment, ".augment/settings.local.json"),
             (Host::Windsurf, ".windsurf/hooks.json"),
+            (Host::Qoder, ".qoder/settings.json"),
+            (Host::Qoder, ".qoder/settings.local.json"),
         ];
         for (host, rel) in shared {
             out.push(HostFile {

@@ -60,6 +60,8 @@ const PERSISTENT_FILES: &[&str] = &[
     ".github/hooks",
     "opencode/plugins",
     ".pi/agent/extensions",
+    "crush/crush.json",
+    ".qoder/settings",
 ];
 
 /// What writes a file, in a shell or a script.

@@ -38,13 +38,16 @@ impl Syntax {
             return Syntax::Toml;
         }
         match host {
-            Host::Gemini | Host::Qwen | Host::Droid | Host::Augment => Syntax::JsonWithComments,
+            Host::Gemini | Host::Qwen | Host::Droid | Host::Augment | Host::Qoder => {
+                Syntax::JsonWithComments
+            }
             Host::Claude
             | Host::Codex
             | Host::Cursor
             | Host::Copilot
             | Host::Kimi
-            | Host::Windsurf => Syntax::Json,
+            | Host::Windsurf
+            | Host::Crush => Syntax::Json,
             // Their hooks live in a plugin fable generates whole; no settings file is parsed.
             Host::OpenCode | Host::Pi => Syntax::Json,
         }
