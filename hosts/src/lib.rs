@@ -65,6 +65,7 @@ registry! {
     Augment => augment::Augment,
     Kimi => kimi::Kimi,
     Windsurf => windsurf::Windsurf,
+    Cline => cline::Cline,
 }
 
 impl Default for Host {
@@ -134,13 +135,15 @@ impl Host {
     /// host has no timeout at all (Windsurf). Sources: Claude Code's hooks reference (command
     /// hooks: 600 s), Codex's hooks documentation ("If timeout is omitted, Codex uses 600
     /// seconds", openai/codex#35382), Gemini CLI's `hookRunner.ts` (`DEFAULT_HOOK_TIMEOUT`,
-    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms) and `kimi.rs` (30 s). The doctor
+    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms), `kimi.rs` (30 s) and `cline.rs`
+    /// (120 s for the awaited tool events). The doctor
     /// warns about an entry without a timeout only where this default stalls a session.
     pub fn default_timeout(self) -> Option<std::time::Duration> {
         let secs = match self {
             Host::Claude | Host::Codex => 600,
             Host::Gemini | Host::Augment => 60,
             Host::Kimi => 30,
+            Host::Cline => 120,
             Host::Cursor
             | Host::Qwen
             | Host::Copilot
@@ -483,7 +486,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, cline"
         );
     }
 

@@ -16,6 +16,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import cline as CL  # noqa: E402
 import fakemodel as fm  # noqa: E402
 import hosts as H  # noqa: E402
 import kimi as KI  # noqa: E402
@@ -36,7 +37,7 @@ if os.environ.get("FABLE_E2E_PINS"):
             KI.PIN = (KI.PIN[0], _v, KI.PIN[2])
         elif _h in H.PINNED:
             H.PINNED[_h] = (H.PINNED[_h][0], _v, H.PINNED[_h][2])
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "cline"]
 # Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
 # with the Node 22 it needs); one that cannot be installed is skipped with one line.
 OWN_PREFIX = {"kimi": KI}
@@ -80,7 +81,12 @@ NO_FAILURE_HOOKS = {"droid": "Droid runs PostToolUse only after a tool succeeded
 # Hosts that run SessionStart hooks but discard what they print (Kimi Code 2.1.0 awaits them and
 # drops the result; only UserPromptSubmit's output reaches the model): fable's context cannot
 # reach the model there. Applied only while no model request indeed holds it.
-NO_SESSION_CONTEXT = {"kimi": "Kimi Code runs SessionStart hooks but discards their output"}
+NO_SESSION_CONTEXT = {"kimi": "Kimi Code runs SessionStart hooks but discards their output",
+                      "cline": "Cline starts TaskStart hooks detached and ignores their output"}
+
+# Hosts with no hook that can hold the end of a turn (Cline 3.0.65: TaskComplete runs detached,
+# its output ignored), so fable wires no Stop there: the Stop cases do not apply.
+NO_STOP_HOOKS = {"cline": "Cline has no hook that can block or continue the end of a task; fable wires no Stop there"}
 
 CONTEXT_MARK = "[fable] lifecycle state of "
 BLOCK_MARK = "[fable] BLOCKED"
@@ -442,6 +448,8 @@ class Inner:
                 os.killpg(p.pid, 9)
             except ProcessLookupError:
                 pass
+            if self.host == "cline":  # its hub daemon leaves the group
+                CL.reap_hub(self.root)
             so.close()
             se.close()
             if not killed and srv.runaway.is_set():
@@ -539,7 +547,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") in ("qwen", "opencode"):
+    if run.get("host") in ("qwen", "opencode", "cline"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -642,9 +650,10 @@ def inner_main(host, root, fable):
     else:
         evs = {pp["event"] for pp in run["probe"]}
         bad_pwd = [pp for pp in run["probe"] if pp["pwd"] != p]
-        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict) and pp["payload"].get("cwd") != p]
+        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict)
+                   and (pp["payload"].get("cwd") or (pp["payload"].get("workspaceRoots") or [None])[0]) != p]
         changed = s1 is not None and s0 is not None and s1.get("stateRevision") != s0.get("stateRevision")
-        need = {"SessionStart", "PostToolUse", "Stop"}
+        need = {"SessionStart", "PostToolUse", "Stop"} - ({"Stop"} if host in NO_STOP_HOOKS else set())
         if host in NO_HEADLESS_SESSION_START:
             need.discard("SessionStart")
         if not need <= evs:
@@ -701,7 +710,10 @@ def inner_main(host, root, fable):
         result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write")]
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write", "editor")]
+        # Cline cancels the task (no per-call denial): fable's reason ends its run, and the
+        # probe, a source after fable's, is not run for the cancelled call.
+        cancelled = host == "cline" and BLOCK_MARK in run["stdout"]
         # OpenCode runs plugins in turn and a throw ends the chain: the probe, installed after
         # fable's own plugin, never sees the refused call; fable's reason in the tool result
         # shows that the PreToolUse ran.
@@ -712,11 +724,13 @@ def inner_main(host, root, fable):
         counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
                    if s0.get(k) != s1.get(k)}
         facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
-        if not write_pre and not (host == "opencode" and told):
+        if not write_pre and not (host == "opencode" and told) and not cancelled:
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         elif echoed and counted:
             result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "
                    f"and fable counted it: {counted}")
+        elif cancelled:
+            result("guard-state", True, "blocked: Cline cancelled the task with fable's reason")
         else:
             result("guard-state", True, "blocked; the model was told" if told else
                    "state intact, but the block reason did not reach the model's tool result")
@@ -751,63 +765,67 @@ def inner_main(host, root, fable):
 
     # ---- run 4: Stop with an open card, the model closes it on the retry (case 6)
     p = projects["card"]
-    with open(os.path.join(p, ".fable", "LEDGER.md"), "a") as f:
-        f.write(f"\n- [ ] {CARD}\n")
-    card = fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()])
-    if host == "qwen":  # Qwen 0.24 refuses a `sed -i` of a file not read in the session first
-        card = fm.Script([fm.text(), fm.read(".fable/LEDGER.md"), fm.shell(CLOSE_CARD_CMD), fm.text()])
-    if host == "opencode":  # `opencode run` exits at the first idle: serve the turn instead
-        run = OC.run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+    if host in NO_STOP_HOOKS:
+        for c in ("stop-card", "stop-bounded", "stop-bounded-repeat"):
+            not_applicable(c, NO_STOP_HOOKS[host])
     else:
-        run = inn.run_cli("card", p, card)
-    facts["card"] = summarize(run)
-    ledger = open(os.path.join(p, ".fable", "LEDGER.md")).read()
-    m = mains(run)
-    blocked_seen = [BLOCK_MARK in body_text(r) for r in m]
-    if not m:
-        result("stop-card", False, f"no model request (rc {run['rc']})")
-    elif run["killed"]:
-        result("stop-card", False, f"killed: {run['killed']} after {len(m)} model calls")
-    elif len(m) < 2:
-        result("stop-card", False, f"the host ended after the first answer ({len(m)} model call, rc {run['rc']}): "
-               f"the blocked Stop did not make it continue")
-    elif not any(blocked_seen[1:]):
-        result("stop-card", False, f"the host continued ({len(m)} calls) but fable's block reason is not in the retry")
-    elif f"- [x] {CARD}" not in ledger:
-        result("stop-card", False, "the card was not closed by the retry")
-    elif len(m) > 4:
-        result("stop-card", False, f"the turn took {len(m)} model calls after the card was closed")
-    else:
-        result("stop-card", True, f"{len(m)} model calls, rc {run['rc']}")
-
-    # ---- runs 5, 6: a Stop that always blocks (invalid state) ends in bounded calls (case 7),
-    # with a different answer each turn, then with the same answer repeated (a stuck model)
-    for name, case, numbered in (("bounded", "stop-bounded", True), ("repeat", "stop-bounded-repeat", False)):
-        p = projects[name]
-        sp = os.path.join(p, ".fable", "state.json")
-        st = json.load(open(sp))
-        st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
-        json.dump(st, open(sp, "w"), indent=2)
-        script = fm.Script([fm.text(numbered=numbered)])
-        if host == "opencode":  # served, as stop-card: `opencode run` would end at the first idle
-            run = OC.run_served(inn, name, p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+        with open(os.path.join(p, ".fable", "LEDGER.md"), "a") as f:
+            f.write(f"\n- [ ] {CARD}\n")
+        card = fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()])
+        if host == "qwen":  # Qwen 0.24 refuses a `sed -i` of a file not read in the session first
+            card = fm.Script([fm.text(), fm.read(".fable/LEDGER.md"), fm.shell(CLOSE_CARD_CMD), fm.text()])
+        if host == "opencode":  # `opencode run` exits at the first idle: serve the turn instead
+            run = OC.run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
         else:
-            run = inn.run_cli(name, p, script, deadline=BOUNDED_DEADLINE)
-        facts[name] = summarize(run)
-        n, stops = len(mains(run)), len(stop_events(run))
-        facts[name]["stop_hook_runs"] = stops
-        facts[name]["stop_hook_active"] = [p_["payload"].get("stop_hook_active") for p_ in stop_events(run)[:6]
-                                           if isinstance(p_["payload"], dict)]
-        facts[name].pop("stop_payloads", None)
-        if not n:
-            result(case, False, f"no model request (rc {run['rc']})")
+            run = inn.run_cli("card", p, card)
+        facts["card"] = summarize(run)
+        ledger = open(os.path.join(p, ".fable", "LEDGER.md")).read()
+        m = mains(run)
+        blocked_seen = [BLOCK_MARK in body_text(r) for r in m]
+        if not m:
+            result("stop-card", False, f"no model request (rc {run['rc']})")
         elif run["killed"]:
-            result(case, False, f"never ended: killed ({run['killed']}) after {n} model calls, {stops} Stop hook runs")
-        elif n > 1 + STOP_CAP:
-            result(case, False, f"ended by itself after {n} model calls, {stops} Stop hook runs "
-                   f"(want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
+            result("stop-card", False, f"killed: {run['killed']} after {len(m)} model calls")
+        elif len(m) < 2:
+            result("stop-card", False, f"the host ended after the first answer ({len(m)} model call, rc {run['rc']}): "
+                   f"the blocked Stop did not make it continue")
+        elif not any(blocked_seen[1:]):
+            result("stop-card", False, f"the host continued ({len(m)} calls) but fable's block reason is not in the retry")
+        elif f"- [x] {CARD}" not in ledger:
+            result("stop-card", False, "the card was not closed by the retry")
+        elif len(m) > 4:
+            result("stop-card", False, f"the turn took {len(m)} model calls after the card was closed")
         else:
-            result(case, True, f"{n} model calls, {stops} Stop hook runs, rc {run['rc']}")
+            result("stop-card", True, f"{len(m)} model calls, rc {run['rc']}")
+
+        # ---- runs 5, 6: a Stop that always blocks (invalid state) ends in bounded calls (case 7),
+        # with a different answer each turn, then with the same answer repeated (a stuck model)
+        for name, case, numbered in (("bounded", "stop-bounded", True), ("repeat", "stop-bounded-repeat", False)):
+            p = projects[name]
+            sp = os.path.join(p, ".fable", "state.json")
+            st = json.load(open(sp))
+            st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
+            json.dump(st, open(sp, "w"), indent=2)
+            script = fm.Script([fm.text(numbered=numbered)])
+            if host == "opencode":  # served, as stop-card: `opencode run` would end at the first idle
+                run = OC.run_served(inn, name, p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+            else:
+                run = inn.run_cli(name, p, script, deadline=BOUNDED_DEADLINE)
+            facts[name] = summarize(run)
+            n, stops = len(mains(run)), len(stop_events(run))
+            facts[name]["stop_hook_runs"] = stops
+            facts[name]["stop_hook_active"] = [p_["payload"].get("stop_hook_active") for p_ in stop_events(run)[:6]
+                                               if isinstance(p_["payload"], dict)]
+            facts[name].pop("stop_payloads", None)
+            if not n:
+                result(case, False, f"no model request (rc {run['rc']})")
+            elif run["killed"]:
+                result(case, False, f"never ended: killed ({run['killed']}) after {n} model calls, {stops} Stop hook runs")
+            elif n > 1 + STOP_CAP:
+                result(case, False, f"ended by itself after {n} model calls, {stops} Stop hook runs "
+                       f"(want <= {1 + STOP_CAP}: cap of {STOP_CAP} blocked stops)")
+            else:
+                result(case, True, f"{n} model calls, {stops} Stop hook runs, rc {run['rc']}")
 
     # ---- runs 7-10: the SessionStart watch line (case 9)
     if host in WATCH_HOSTS:

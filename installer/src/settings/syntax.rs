@@ -47,6 +47,8 @@ impl Syntax {
             | Host::Windsurf => Syntax::Json,
             // Its hooks live in a plugin fable generates whole; no settings file is parsed.
             Host::OpenCode => Syntax::Json,
+            // Its hooks live in sh scripts fable generates whole; no settings file is parsed.
+            Host::Cline => Syntax::Json,
         }
     }
 
