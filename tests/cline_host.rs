@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::real_clients::Proj;
+use crate::real_clients::{code, stderr, Proj};
 use crate::util::{write, TestEnv};
 
 const LAUNCHERS: [&str; 5] = [
@@ -161,8 +161,8 @@ fn launch(env: &TestEnv, hooks: &Path, event: &str, cwd: &Path, payload: &Value)
 fn control(stdout: &str) -> Value {
     let line = stdout
         .lines()
-        .filter_map(|l| l.strip_prefix("HOOK_CONTROL\t"))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("HOOK_CONTROL\t"))
         .map_or(stdout.trim().to_string(), str::to_string);
     if line.is_empty() {
         return json!({});
@@ -239,4 +239,53 @@ fn cline_launchers_run_the_evaluator_and_translate_exit_2() {
         json!({}),
         "the matcher keeps the guard to run_commands"
     );
+}
+
+/// A payload the real Cline 3.0.65 sent (`tests/fixtures/payloads-real/cline/NAME.json`), its
+/// workspace now this project.
+fn real(p: &Proj, name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/payloads-real/cline")
+        .join(format!("{name}.json"));
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    v["workspaceRoots"] = json!([p.root]);
+    v["workspaceInfo"]["rootPath"] = json!(p.root);
+    v
+}
+
+#[test]
+fn cline_real_payloads_count_a_write_and_two_failing_commands() {
+    let p = Proj::new();
+    let g0 = p.state()["mutationGeneration"].as_u64().unwrap();
+    let mut wrote = real(&p, "write-PostToolUse-editor");
+    wrote["tool_result"]["input"]["path"] = json!(p.root.join("x.txt"));
+    let out = p.hook("post-tool-use", "cline", &wrote);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(p.state()["mutationGeneration"].as_u64().unwrap(), g0 + 1);
+    // `postToolUse.success` stays true for a failing command: its entry of the batch says it.
+    let failed = real(&p, "fail-PostToolUse-run_commands");
+    for _ in 0..2 {
+        let out = p.hook("post-tool-use", "cline", &failed);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let st = p.state();
+    assert_eq!(st["failureStreak"], 2, "{st}");
+    assert_eq!(st["phase"], "recovering", "{st}");
+    // The main agent's calls carry `agent_id` too (with `parent_agent_id: null`): not a subagent's.
+    let pre = real(&p, "fail-PreToolUse-run_commands");
+    let out = p.hook("pre-tool-use", "cline", &pre);
+    assert_eq!((code(&out), out.stdout.len()), (0, 0), "{}", stderr(&out));
+}
+
+#[test]
+fn golden_files_of_cline_for_the_default_source_and_its_launcher() {
+    let env = TestEnv::new();
+    let hooks = cline_env(&env);
+    env.ok(["install"]);
+    crate::hosts::golden(
+        &env,
+        &hooks.join("fable-default.sh"),
+        "default/cline-fable-default.sh",
+    );
+    crate::hosts::golden(&env, &hooks.join("PreToolUse"), "default/cline-PreToolUse");
 }

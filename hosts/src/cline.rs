@@ -300,6 +300,7 @@ impl HostSpec for Cline {
             "taskId": PROBE_SESSION_ID,
             "sessionContext": { "rootSessionId": PROBE_SESSION_ID },
             "workspaceRoots": [ctx.project],
+            "workspaceInfo": { "rootPath": ctx.project, "hint": "project" },
             "userId": "fable-probe",
             "agent_id": "agent_fab1e",
             "parent_agent_id": null,
@@ -311,18 +312,19 @@ impl HostSpec for Cline {
         let input = json!({ "commands": ["ls"] });
         let call = json!({ "id": "call_fab1e", "name": "run_commands", "input": input });
         let params = json!({ "commands": "[\"ls\"]" });
-        let result = |output: Value, success: bool| {
-            let error = (!success).then(|| output.to_string());
+        // A failing command of the batch says so in its own entry; the result as a whole is
+        // still a success (3.0.65: `postToolUse.success: true`, no `tool_result.error`).
+        let result = |output: Value| {
             json!({
                 "iteration": 1,
                 "tool_result": {
                     "id": "call_fab1e", "name": "run_commands", "input": input,
-                    "output": output, "error": error, "durationMs": 5,
+                    "output": output, "durationMs": 5,
                     "startedAt": "2026-11-28T10:00:05.000Z", "endedAt": "2026-11-28T10:00:05.005Z"
                 },
                 "postToolUse": {
                     "toolName": "run_commands", "parameters": params,
-                    "result": output.to_string(), "success": success, "executionTimeMs": 5
+                    "result": output.to_string(), "success": true, "executionTimeMs": 5
                 }
             })
         };
@@ -338,14 +340,13 @@ impl HostSpec for Cline {
             Event::PostToolUse
             | Event::AfterShellExecution
             | Event::AfterMcpExecution
-            | Event::AfterFileEdit => result(
-                json!([{ "query": "ls", "result": "README.md\n", "success": true }]),
-                true,
-            ),
-            Event::PostToolUseFailure => result(
-                json!([{ "query": "false", "result": "", "error": "Command exited with code 1", "success": false }]),
-                false,
-            ),
+            | Event::AfterFileEdit => result(json!([
+                { "query": "ls", "result": "README.md\n", "success": true }
+            ])),
+            Event::PostToolUseFailure => result(json!([{
+                "query": "false", "result": "[Command exited with code 1]\n",
+                "error": "Command exited with code 1", "success": false
+            }])),
             Event::UserPromptSubmit => json!({
                 "userPromptSubmit": { "prompt": "List the files in this directory.", "attachments": [] }
             }),

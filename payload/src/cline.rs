@@ -28,7 +28,8 @@ const EVENTS: &[(&str, &str)] = &[
 pub fn cline_lift(m: &Map<String, Value>) -> Option<Map<String, Value>> {
     let hook = m.get("hookName").and_then(Value::as_str);
     let event = hook.and_then(|h| EVENTS.iter().find(|(n, _)| *n == h).map(|(_, e)| *e));
-    if !m.contains_key("clineVersion") && !(event.is_some() && m.contains_key("taskId")) {
+    let cline = m.contains_key("clineVersion") || (event.is_some() && m.contains_key("taskId"));
+    if !cline {
         return None;
     }
     let mut out = m.clone();

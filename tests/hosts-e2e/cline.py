@@ -5,7 +5,8 @@
 executable holding `@cline/core`); the pin names the wrapper, which pulls the binary in as an
 optional dependency. It runs offline with an OpenAI-compatible provider (`-P openai-compatible`)
 pointing at the fake model, written per run into `~/.cline/data/settings/providers.json` (what
-`cline auth -p openai-compatible -k .. -m .. -b ..` writes). No Cline account is needed. A run
+`cline auth -p openai-compatible -k .. -m .. -b ..` writes; without `updatedAt` Cline drops the
+file as invalid). No Cline account is needed. A run
 also starts Cline's hub daemon (`cline --cline-hub-daemon`), which leaves the run's process
 group and outlives it: `reap_hub` ends the ones this sandbox started, by pid."""
 
@@ -19,8 +20,12 @@ PROMPT = "do the task"
 
 
 def setup_profile(env):
-    """The profile directory `fable install` finds (`$HOME/.cline`)."""
-    os.makedirs(os.path.join(env["HOME"], ".cline", "data", "settings"), exist_ok=True)
+    """The profile directory `fable install` finds (`$HOME/.cline`), with telemetry (PostHog
+    at data.cline.bot, OpenTelemetry at otel.cline.bot) and auto-update off."""
+    d = os.path.join(env["HOME"], ".cline", "data", "settings")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "global-settings.json"), "w") as f:
+        json.dump({"telemetryOptOut": True, "autoUpdateEnabled": False}, f)
 
 
 def command(bins, env, port):
@@ -30,9 +35,23 @@ def command(bins, env, port):
         json.dump({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
                    "providers": {"openai-compatible": {"settings": {
                        "provider": "openai-compatible", "apiKey": "dummy", "model": MODEL,
-                       "baseUrl": f"http://127.0.0.1:{port}/v1"}, "tokenSource": "manual"}}}, f)
+                       "baseUrl": f"http://127.0.0.1:{port}/v1"},
+                       "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}}, f)
     argv = [os.path.join(bins, PIN[2]), "--json", "-P", "openai-compatible", "-m", MODEL, PROMPT]
-    return argv, {"CLINE_NO_AUTO_UPDATE": "1"}
+    # E2E_TEST: Cline's only switch for its PostHog feature-flag poll (data.cline.bot), which
+    # telemetryOptOut leaves on; the binary reads it nowhere else.
+    return argv, {"CLINE_NO_AUTO_UPDATE": "1", "E2E_TEST": "true"}
+
+
+def cancelled(home, proj, mark):
+    """True when Cline's log records a task stopped by a hook (`ControlledStopError`) whose
+    reason holds `mark` and names `proj`: Cline's `--json` output does not print the reason."""
+    path = os.path.join(home, ".cline", "data", "logs", "cline.log")
+    try:
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        return False
+    return any("ControlledStopError" in ln and mark in ln and proj in ln for ln in lines)
 
 
 def reap_hub(root):

@@ -713,7 +713,7 @@ def inner_main(host, root, fable):
         write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write", "editor")]
         # Cline cancels the task (no per-call denial): fable's reason ends its run, and the
         # probe, a source after fable's, is not run for the cancelled call.
-        cancelled = host == "cline" and BLOCK_MARK in run["stdout"]
+        cancelled = host == "cline" and CL.cancelled(inn.home, p, BLOCK_MARK)
         # OpenCode runs plugins in turn and a throw ends the chain: the probe, installed after
         # fable's own plugin, never sees the refused call; fable's reason in the tool result
         # shows that the PreToolUse ran.

@@ -59,6 +59,7 @@ const PERSISTENT_FILES: &[&str] = &[
     ".copilot/hooks",
     ".github/hooks",
     "opencode/plugins",
+    ".cline/hooks",
 ];
 
 /// What writes a file, in a shell or a script.
