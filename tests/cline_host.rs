@@ -73,6 +73,10 @@ fn cline_install_writes_launchers_converges_and_uninstall_removes_only_fables_fi
     let cmd = doc["hooks"]["PreToolUse"][0]["command"].as_str().unwrap();
     assert!(cmd.ends_with("pre-tool-use --host cline"), "{cmd}");
     assert!(doc["hooks"].get("Stop").is_none(), "{doc}");
+    // `fable list` reads fable's scripts' entries and lists the user's hook as foreign.
+    let list = env.ok(["list"]);
+    assert!(list.contains("fable-default.sh\tPreToolUse\t"), "{list}");
+    assert!(list.contains("PreToolUse.sh\tplugin\t-\tforeign"), "{list}");
     let second = env.json(["install", "--json"]);
     assert_eq!(profile_of(&second, "cline")["changed"], false, "{second:#}");
     // A launcher removed by hand is put back by the next install.

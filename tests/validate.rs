@@ -145,7 +145,7 @@ fn every_source_problem_is_found_with_its_hint() {
     );
     // What install would print for each host, hosts with the same note together.
     assert!(
-        has(&f, "note", "windsurf: skipped TaskCreated, Stop", ""),
+        has(&f, "note", "windsurf, cline: skipped TaskCreated, Stop", ""),
         "{f:#?}"
     );
     assert!(

@@ -23,6 +23,11 @@
 //!   these hooks), `errorMessage` its reason; `contextModification` reaches the model as a
 //!   `<hook_context>` message before its next turn. `PreCompact` is listed but never run.
 //!
+//! Measured with the real 3.0.65 run headless (`cline --json "<prompt>"`, tests/hosts-e2e):
+//! `TaskStart`, `PreToolUse`, `PostToolUse` and `TaskComplete` fire, `UserPromptSubmit` and
+//! `SessionShutdown` did not; `clineVersion` is empty; the hook's environment is the CLI's; a
+//! cancel ends the run `aborted`, its reason only in Cline's log (`ControlledStopError`).
+//!
 //! So fable owns one file per source, `fable-<key>.sh` (Cline ignores the name), a POSIX sh
 //! script holding the source's entries and running them for the event it is given, plus one
 //! small launcher per wired event named after it (`PreToolUse`, ...), which runs every

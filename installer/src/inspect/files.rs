@@ -151,7 +151,7 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
 }
 
 /// The hook files in a directory a host reads whole files from (Copilot's `hooks/*.json`,
-/// OpenCode's `plugins/*.{js,mjs,ts}`), in name order, each marked with the fable source that
+/// OpenCode's `plugins/*.{js,mjs,ts}`, Cline's `hooks/*.sh`), in name order, each marked with the fable source that
 /// wrote it.
 fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
     let read = match std::fs::read_dir(dir) {
@@ -159,10 +159,12 @@ fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(dir, e)),
     };
-    let (exts, form): (&[&str], Form) = if host == Host::OpenCode {
-        (&["js", "mjs", "ts"], Form::Plugin)
-    } else {
-        (&["json"], Form::Settings)
+    let (exts, form): (&[&str], Form) = match host {
+        Host::OpenCode => (&["js", "mjs", "ts"], Form::Plugin),
+        // fable's `fable-<key>.sh` scripts (their embedded entries) and the user's `.sh` hooks;
+        // fable's launchers, named after events with no extension, hold no entries.
+        Host::Cline => (&["sh"], Form::Plugin),
+        _ => (&["json"], Form::Settings),
     };
     let mut out = Vec::new();
     for entry in read {
