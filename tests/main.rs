@@ -4,6 +4,7 @@
 mod util;
 
 mod adopt;
+mod cline_host;
 mod codex_trust;
 mod control_files;
 mod crush_host;

@@ -145,7 +145,12 @@ fn every_source_problem_is_found_with_its_hint() {
     );
     // What install would print for each host, hosts with the same note together.
     assert!(
-        has(&f, "note", "windsurf, crush: skipped TaskCreated, Stop", ""),
+        has(
+            &f,
+            "note",
+            "windsurf, crush, cline: skipped TaskCreated, Stop",
+            ""
+        ),
         "{f:#?}"
     );
     assert!(

@@ -246,6 +246,43 @@ fn windsurf_probe_payloads_are_harmless() {
     }
 }
 
+/// Cline 3.0.65's payloads (`tests/fixtures/payloads-real/cline/`, captured by tests/hosts-e2e):
+/// they name the event only as Cline's internal `hookName` (`tool_call`), so the file name's
+/// second part (`write-PreToolUse-editor.json`) says which probe to compare.
+#[test]
+fn synthetic_payloads_have_every_field_of_the_real_cline_payloads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/payloads-real/cline");
+    let project = Path::new("/tmp/fable-probe-scratch/probe-0004-c");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let fixture: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let fixture = fixture.as_object().unwrap();
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let event = stem.split('-').nth(1).unwrap();
+        let synthetic = synthetic_payload(event, "cline", project);
+        let name = path.display();
+        assert_eq!(synthetic["hookName"], fixture["hookName"], "{name}");
+        for (key, value) in fixture {
+            let ours = synthetic
+                .get(key)
+                .unwrap_or_else(|| panic!("{name}: synthetic payload lacks `{key}`: {synthetic}"));
+            assert_eq!(kind(ours), kind(value), "{name}: type of `{key}`");
+        }
+        let mut paths = Vec::new();
+        absolute_paths(&synthetic, &mut paths);
+        for p in paths {
+            assert!(p.starts_with(project.to_str().unwrap()), "{name}: {p}");
+        }
+        assert_eq!(synthetic["taskId"], PROBE_SESSION_ID);
+        if let Some(commands) = synthetic.pointer("/tool_call/input/commands") {
+            assert_eq!(commands, &serde_json::json!(["ls"]), "{name}");
+        }
+        seen += 1;
+    }
+    assert!(seen >= 6, "{seen}");
+}
+
 /// Checks every captured payload of `host` against the synthetic one; returns how many.
 fn real_fields_match(host: &str) -> usize {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -68,6 +68,7 @@ registry! {
     Pi => pi::Pi,
     Crush => crush::Crush,
     Qoder => qoder::Qoder,
+    Cline => cline::Cline,
 }
 
 impl Default for Host {
@@ -137,14 +138,15 @@ impl Host {
     /// host has no timeout at all (Windsurf). Sources: Claude Code's hooks reference (command
     /// hooks: 600 s), Codex's hooks documentation ("If timeout is omitted, Codex uses 600
     /// seconds", openai/codex#35382), Gemini CLI's `hookRunner.ts` (`DEFAULT_HOOK_TIMEOUT`,
-    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms), `kimi.rs` and `crush.rs` (30 s)
-    /// and `qoder.rs` (600 s). The doctor warns about an entry without a timeout only where
-    /// this default stalls a session.
+    /// 60 000 ms), and this crate's `augment.rs` (60 000 ms), `kimi.rs` and `crush.rs` (30 s),
+    /// `qoder.rs` (600 s) and `cline.rs` (120 s for the awaited tool events). The doctor warns
+    /// about an entry without a timeout only where this default stalls a session.
     pub fn default_timeout(self) -> Option<std::time::Duration> {
         let secs = match self {
             Host::Claude | Host::Codex | Host::Qoder => 600,
             Host::Gemini | Host::Augment => 60,
             Host::Kimi | Host::Crush => 30,
+            Host::Cline => 120,
             Host::Cursor
             | Host::Qwen
             | Host::Copilot
@@ -488,7 +490,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi, crush, qoder"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi, crush, qoder, cline"
         );
     }
 

@@ -358,6 +358,18 @@ pub trait HostSpec: Sync {
     fn owned_file_document(&self, text: &str) -> Option<Value> {
         serde_json::from_str(text).ok()
     }
+    /// For [`Storage::OwnedFile`] hosts that find hooks by file name (Cline runs `PreToolUse`,
+    /// not `fable-<key>.sh`): the files fable keeps beside the sources' files while any of
+    /// them is there, each `(name, content)`, written mode 0755 and removed with the last
+    /// source. A file of such a name that is not fable's ([`HostSpec::is_owned_launcher`]) is
+    /// refused by an install and left alone by an uninstall.
+    fn owned_launchers(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Whether `text` is a launcher fable wrote ([`HostSpec::owned_launchers`]).
+    fn is_owned_launcher(&self, _text: &str) -> bool {
+        false
+    }
     /// Whether a Stop payload's `stop_hook_active: true` means the host is re-running Stop after
     /// a block (Claude Code), so the gate may let it through. False for hosts that set it on
     /// every Stop, the first included (Qwen Code): the evaluator then ignores the flag, and

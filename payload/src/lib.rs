@@ -42,6 +42,7 @@
 pub mod agent;
 pub mod alloc;
 pub mod bytescan;
+pub mod cline;
 pub mod debt;
 pub use fable_snapshot::digest;
 pub mod dir;

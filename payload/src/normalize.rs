@@ -14,6 +14,8 @@
 //!   session: `session_id` / `sessionId` / `conversation_id` (Cursor, Auggie) /
 //!   `conversationId` / Windsurf's `trajectory_id`.
 //!
+//! Cline's payloads are lifted the same way ([`crate::cline::cline_lift`]).
+//!
 //! Windsurf puts the action's details in `tool_info` ([`windsurf_lift`]): `command_line` (and
 //! `cwd`) of a command become a `Bash` call's `tool_input.command`, `file_path` of a code action
 //! a `Write`/`Edit` (`*_write_code`) or `Read` (`*_read_code`) call's `tool_input.file_path`, an
@@ -216,7 +218,7 @@ pub fn windsurf_lift(m: &Map<String, Value>) -> Option<Map<String, Value>> {
 
 /// Normalises a payload object.
 pub fn normalize(m: &Map<String, Value>) -> Input {
-    match windsurf_lift(m) {
+    match windsurf_lift(m).or_else(|| crate::cline::cline_lift(m)) {
         Some(lifted) => normalize_fields(&lifted),
         None => normalize_fields(m),
     }
@@ -230,6 +232,13 @@ pub fn normalize_owned(m: &mut Map<String, Value>) -> Input {
     if let Some(lifted) = windsurf_lift(m) {
         return normalize_fields(&lifted);
     }
+    if let Some(mut lifted) = crate::cline::cline_lift(m) {
+        return normalize_owned_fields(&mut lifted);
+    }
+    normalize_owned_fields(m)
+}
+
+fn normalize_owned_fields(m: &mut Map<String, Value>) -> Input {
     let mut take = |keys: &[&str]| {
         let key = keys.iter().find(|k| m.contains_key(**k))?;
         m.get_mut(*key).map(std::mem::take)

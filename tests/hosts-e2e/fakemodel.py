@@ -412,8 +412,38 @@ class DroidMessages(Anthropic):
         return {"type": "tool_use", "id": new_id("toolu_"), "name": name, "input": inp}, "tool_use"
 
 
+class ClineChat(ChatCompletions):
+    """Cline CLI with an OpenAI-compatible provider: Chat Completions with Cline's tools
+    (`editor {path, new_text}`, `read_files {files: [{path}]}`, `run_commands {commands}`)."""
+
+    name = "chat-cline"
+
+    @classmethod
+    def is_main(cls, path, body):
+        return path.split("?")[0].endswith("/chat/completions") and "run_commands" in cls.names(body)
+
+    @staticmethod
+    def step(body):
+        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
+        if not users:
+            return 0
+        return sum(1 for m in msgs[users[0]:] if m.get("role") == "assistant")
+
+    @staticmethod
+    def call(action, cwd):
+        k = action["kind"]
+        if k == "text":
+            return None
+        if k == "write":
+            return "editor", {"path": f"{cwd}/{action['rel']}", "new_text": action["content"]}
+        if k == "read":
+            return "read_files", {"files": [{"path": f"{cwd}/{action['rel']}"}]}
+        return "run_commands", {"commands": [action["cmd"]]}
+
+
 WIRES = {"claude": Anthropic, "codex": Responses, "gemini": Gemini, "qwen": ChatCompletions,
-         "droid": DroidMessages}
+         "droid": DroidMessages, "cline": ClineChat}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,7 +543,7 @@ class ModelServer:
         if main:
             entry["tools"] = self.wire.tool_names(body)
         try:
-            if self.wire in (Gemini, ChatCompletions):
+            if self.wire in (Gemini, ChatCompletions, ClineChat):
                 self.wire.respond(h, path, body, action, self.cwd, main=main)
             else:
                 self.wire.respond(h, path, body, action, self.cwd)

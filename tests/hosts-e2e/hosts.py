@@ -1,6 +1,6 @@
 """Per-host setup and command lines for the real CLIs (Claude Code, Codex CLI, Gemini CLI,
-Qwen Code, Factory Droid; Copilot CLI in copilot.py, OpenCode in opencode.py, Kimi Code in
-kimi.py, Crush in crush.py)."""
+Qwen Code, Factory Droid; Cline in cline.py, Copilot CLI in copilot.py, OpenCode in opencode.py, Kimi Code in
+kimi.py, Crush in crush.py, pi in pi.py)."""
 
 import json
 import os
@@ -8,6 +8,7 @@ import select
 import subprocess
 import time
 
+import cline
 import copilot
 import crush
 import kimi
@@ -20,6 +21,7 @@ PINNED = {
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen": ("@qwen-code/qwen-code", "0.24.4", "qwen"),
     "copilot": copilot.PIN,
+    "cline": cline.PIN,
     "opencode": opencode.PIN,
     "pi": pi.PIN,
     # Installed with its own Node 22 into a prefix of its own (kimi.py), not the shared tree.
@@ -43,7 +45,9 @@ def setup_profile(host, env):
     """Creates the host's profile directory and the settings the offline run needs (before
     `fable install`, which then wires hooks into them)."""
     home = env["HOME"]
-    if host == "copilot":
+    if host == "cline":
+        cline.setup_profile(env)
+    elif host == "copilot":
         copilot.setup_profile(env)
     elif host == "opencode":
         opencode.setup_profile(env)
@@ -141,6 +145,8 @@ def write_codex_config(env, port):
 def command(host, bins, env, port, tmpdir):
     """argv and extra environment of one headless turn against the fake model on `port`."""
     exe = os.path.join(bins, PINNED[host][2])
+    if host == "cline":
+        return cline.command(bins, env, port)
     if host == "copilot":
         return copilot.command(bins, port)
     if host == "opencode":

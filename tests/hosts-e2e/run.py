@@ -16,6 +16,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import cline as CL  # noqa: E402
 import fakemodel as fm  # noqa: E402
 import crush as CR  # noqa: E402
 import hosts as H  # noqa: E402
@@ -41,7 +42,7 @@ if os.environ.get("FABLE_E2E_PINS"):
             CR.PIN = H.PINNED[_h] = (CR.PIN[0], _v, CR.PIN[2])
         elif _h in H.PINNED:
             H.PINNED[_h] = (H.PINNED[_h][0], _v, H.PINNED[_h][2])
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi", "crush"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi", "crush", "cline"]
 # Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
 # with the Node 22 it needs; Crush: its postinstall downloads the Go binary); one that cannot be
 # installed is skipped with one line.
@@ -87,7 +88,12 @@ NO_FAILURE_HOOKS = {"droid": "Droid runs PostToolUse only after a tool succeeded
 # Hosts that run SessionStart hooks but discard what they print (Kimi Code 2.1.0 awaits them and
 # drops the result; only UserPromptSubmit's output reaches the model): fable's context cannot
 # reach the model there. Applied only while no model request indeed holds it.
-NO_SESSION_CONTEXT = {"kimi": "Kimi Code runs SessionStart hooks but discards their output"}
+NO_SESSION_CONTEXT = {"kimi": "Kimi Code runs SessionStart hooks but discards their output",
+                      "cline": "Cline starts TaskStart hooks detached and ignores their output"}
+
+# Hosts with no hook that can hold the end of a turn (Cline 3.0.65: TaskComplete runs detached,
+# its output ignored), so fable wires no Stop there: the Stop cases do not apply.
+NO_STOP_HOOKS = {"cline": "Cline has no hook that can block or continue the end of a task; fable wires no Stop there"}
 
 # Hosts that fire PreToolUse hooks and no other event (Crush 0.96): only the cases made of a
 # PreToolUse apply there (hooks-cwd checks the PreToolUse payload's cwd and pwd, guard-state the
@@ -454,6 +460,8 @@ class Inner:
                 os.killpg(p.pid, 9)
             except ProcessLookupError:
                 pass
+            if self.host == "cline":  # its hub daemon leaves the group
+                CL.reap_hub(self.root)
             so.close()
             se.close()
             if not killed and srv.runaway.is_set():
@@ -551,7 +559,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") in ("qwen", "opencode", "pi", "crush"):
+    if run.get("host") in ("qwen", "opencode", "pi", "crush", "cline"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -642,6 +650,11 @@ def run_post_and_stop_cases(inn, host, projects, result, not_applicable, facts):
         via = ("; the host reports no exit codes, read from its transcript"
                if host == "codex" and not any(reports_exit_code(pp["payload"]) for pp in post) else "")
         result("failures-recovering", True, f"failureStreak {s1.get('failureStreak')}{via}")
+
+    if host in NO_STOP_HOOKS:
+        for c in ("stop-card", "stop-bounded", "stop-bounded-repeat"):
+            not_applicable(c, NO_STOP_HOOKS[host])
+        return
 
     # ---- run 4: Stop with an open card, the model closes it on the retry (case 6)
     p = projects["card"]
@@ -745,9 +758,10 @@ def inner_main(host, root, fable):
     else:
         evs = {pp["event"] for pp in run["probe"]}
         bad_pwd = [pp for pp in run["probe"] if pp["pwd"] != p]
-        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict) and pp["payload"].get("cwd") != p]
+        bad_cwd = [pp for pp in run["probe"] if isinstance(pp["payload"], dict)
+                   and (pp["payload"].get("cwd") or (pp["payload"].get("workspaceRoots") or [None])[0]) != p]
         changed = s1 is not None and s0 is not None and s1.get("stateRevision") != s0.get("stateRevision")
-        need = {"SessionStart", "PostToolUse", "Stop"}
+        need = {"SessionStart", "PostToolUse", "Stop"} - ({"Stop"} if host in NO_STOP_HOOKS else set())
         if host in NO_HEADLESS_SESSION_START:
             need.discard("SessionStart")
         if host in ONLY_PRE_TOOL_USE:
@@ -811,7 +825,10 @@ def inner_main(host, root, fable):
         result("guard-state", False, f"the write went through: state.json is now {raw1[:80]!r}")
     else:
         told = any(BLOCK_MARK in t for t in tool_results(run))
-        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write")]
+        write_pre = [t for t in facts["deny"]["pre_tool_use_tools"] if t in ("Write", "apply_patch", "write_file", "create", "Create", "write", "editor")]
+        # Cline cancels the task (no per-call denial): fable's reason ends its run, and the
+        # probe, a source after fable's, is not run for the cancelled call.
+        cancelled = host == "cline" and CL.cancelled(inn.home, p, BLOCK_MARK)
         # OpenCode runs plugins in turn and a throw ends the chain (pi: the first block does):
         # the probe, installed after fable's own plugin, never sees the refused call; fable's
         # reason in the tool result shows that the PreToolUse ran.
@@ -822,11 +839,13 @@ def inner_main(host, root, fable):
         counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
                    if s0.get(k) != s1.get(k)}
         facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
-        if not write_pre and not (host in ("opencode", "pi") and told):
+        if not write_pre and not (host in ("opencode", "pi") and told) and not cancelled:
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         elif echoed and counted:
             result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "
                    f"and fable counted it: {counted}")
+        elif cancelled:
+            result("guard-state", True, "blocked: Cline cancelled the task with fable's reason")
         else:
             result("guard-state", True, "blocked; the model was told" if told else
                    "state intact, but the block reason did not reach the model's tool result")

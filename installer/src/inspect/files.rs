@@ -153,7 +153,7 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
 }
 
 /// The hook files in a directory a host reads whole files from (Copilot's `hooks/*.json`,
-/// OpenCode's `plugins/*.{js,mjs,ts}`, pi's `extensions/*.ts`), in name order, each marked with the fable source that
+/// OpenCode's `plugins/*.{js,mjs,ts}`, pi's `extensions/*.ts`, Cline's `hooks/*.sh`), in name order, each marked with the fable source that
 /// wrote it.
 fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
     let read = match std::fs::read_dir(dir) {
@@ -161,13 +161,16 @@ fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(dir, e)),
     };
-    // A host whose owned files are code (OpenCode's plugins, pi's extensions) runs every
-    // module of the directory; the others read JSON hook files.
-    let code = !matches!(host.storage(), Storage::OwnedFile { extension: "json" });
-    let (exts, form): (&[&str], Form) = if code {
-        (&["js", "mjs", "ts"], Form::Plugin)
-    } else {
-        (&["json"], Form::Settings)
+    // A host whose owned files are code runs every module of the directory (OpenCode's
+    // plugins, pi's extensions; Cline's `.sh` scripts: fable's `fable-<key>.sh`, which embed
+    // its entries, and the user's own; fable's launchers, named after events with no
+    // extension, hold no entries); the others read JSON hook files.
+    let (exts, form): (&[&str], Form) = match host.storage() {
+        Storage::OwnedFile { extension: "json" } | Storage::SharedFile | Storage::SharedToml => {
+            (&["json"], Form::Settings)
+        }
+        Storage::OwnedFile { extension: "sh" } => (&["sh"], Form::Plugin),
+        Storage::OwnedFile { .. } => (&["js", "mjs", "ts"], Form::Plugin),
     };
     let mut out = Vec::new();
     for entry in read {

@@ -62,6 +62,7 @@ const PERSISTENT_FILES: &[&str] = &[
     ".pi/agent/extensions",
     "crush/crush.json",
     ".qoder/settings",
+    ".cline/hooks",
 ];
 
 /// What writes a file, in a shell or a script.

@@ -93,7 +93,11 @@ pub(crate) fn plan(
             path.display()
         ));
     }
-    let patch = if theirs || before == after {
+    if after.is_some() {
+        launchers_refused(profile)?;
+    }
+    let stale = after.is_some() && !theirs && launchers_stale(profile);
+    let patch = if theirs || (before == after && !stale) {
         Vec::new()
     } else {
         vec![match &after {
@@ -156,6 +160,83 @@ pub(crate) fn write(
         None => {}
     }
     Ok(())
+}
+
+/// The launchers of `profile`'s host ([`fable_hosts::HostSpec::owned_launchers`]): each path,
+/// its rendering and its current text (`None`: absent).
+fn launchers(profile: &Profile) -> Vec<(PathBuf, String, Option<String>)> {
+    profile
+        .host
+        .spec()
+        .owned_launchers()
+        .into_iter()
+        .map(|(name, text)| {
+            let path = profile.path.join(name);
+            let now = std::fs::read_to_string(&path).ok();
+            (path, text, now)
+        })
+        .collect()
+}
+
+/// Refuses a launcher's name that is a file of the user's: fable never replaces or chains it.
+fn launchers_refused(profile: &Profile) -> Result<()> {
+    let spec = profile.host.spec();
+    for (path, _, now) in launchers(profile) {
+        if now.as_deref().is_some_and(|t| !spec.is_owned_launcher(t))
+            || (now.is_none() && path.symlink_metadata().is_ok())
+        {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_default();
+            return Err(Error::Invalid {
+                path,
+                message: format!(
+                    "exists and was not written by fable; fable runs {} hooks through a launcher of this name, so rename yours (to `{name}.sh`, say: {} runs that too), then run `fable install` again",
+                    profile.host.name(),
+                    profile.host.name()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// True when a launcher of `profile`'s host is missing or differs from its rendering.
+fn launchers_stale(profile: &Profile) -> bool {
+    launchers(profile)
+        .iter()
+        .any(|(_, text, now)| now.as_deref() != Some(text.as_str()))
+}
+
+/// Brings `profile`'s launchers in line with its sources' files, after those were written:
+/// each written (atomically, mode 0755) while a file of fable's is there, each of fable's
+/// removed once none is. A file of the user's of a launcher's name is left alone.
+pub(crate) fn sync_launchers(profile: &Profile) -> Result<()> {
+    let all = launchers(profile);
+    if all.is_empty() {
+        return Ok(());
+    }
+    let spec = profile.host.spec();
+    let wanted = !owned_files(profile)?.is_empty();
+    for (path, text, now) in all {
+        let ours = now.as_deref().is_some_and(|t| spec.is_owned_launcher(t));
+        if wanted && now.as_deref() != Some(text.as_str()) && (ours || now.is_none()) {
+            if now.is_none() && path.symlink_metadata().is_ok() {
+                continue;
+            }
+            fable_snapshot::fsutil::write_atomic(&path, text.as_bytes(), 0o755)?;
+            set_mode(&path, 0o755)?;
+        } else if !wanted && ours {
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Sets `path`'s permission bits (a replaced launcher keeps the old file's otherwise).
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Every file fable wrote in `profile`'s directory (`fable-<key>.<ext>` marked as fable's),

@@ -433,7 +433,7 @@ pub fn write_plans(home: &FableHome, plans: &[&ProfilePlan]) -> Result<()> {
                 }
             }
         }
-        return Ok(());
+        return crate::settings::owned_file::sync_launchers(&first.profile);
     }
     let id = first.profile.id();
     let stored = &first.own.record.stored;

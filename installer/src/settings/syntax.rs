@@ -50,6 +50,8 @@ impl Syntax {
             | Host::Crush => Syntax::Json,
             // Their hooks live in a plugin fable generates whole; no settings file is parsed.
             Host::OpenCode | Host::Pi => Syntax::Json,
+            // Its hooks live in sh scripts fable generates whole; no settings file is parsed.
+            Host::Cline => Syntax::Json,
         }
     }
 

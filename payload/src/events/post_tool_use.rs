@@ -54,6 +54,8 @@ const WRITE_TOOLS: &[&str] = &[
     "savefile",
     "strreplaceeditor",
     "removefiles",
+    // Cline's file tool (`apply_patch` is above).
+    "editor",
 ];
 /// Command tools (squashed).
 const COMMAND_TOOLS: &[&str] = &[
@@ -74,6 +76,8 @@ const COMMAND_TOOLS: &[&str] = &[
     "execute",
     // Auggie's shell tool.
     "launchprocess",
+    // Cline's shell tool.
+    "runcommands",
 ];
 
 /// Tool parts of an MCP tool name (`mcp__SERVER__TOOL`, squashed) that write, besides
