@@ -351,6 +351,23 @@ fn copilot_shell_failures_are_read_from_the_exit_code_in_its_text() {
     assert_eq!(p.state()["phase"], "recovering");
 }
 
+/// Copilot's `create` refuses an existing path and reports it as postToolUseFailure (captured
+/// by hosts-e2e `refused-write`): nothing was written, so neither a mutation nor a failure.
+#[test]
+fn copilot_refusal_to_create_over_an_existing_path_is_not_counted() {
+    let p = Proj::new();
+    let refused = p.real("copilot", "refused-postToolUseFailure-create");
+    assert_eq!(refused["error"], "Path already exists");
+    for _ in 0..2 {
+        assert_eq!(
+            code(&p.hook("post-tool-use-failure", "copilot", &refused)),
+            0
+        );
+    }
+    assert_eq!(p.state()["mutationGeneration"], 0);
+    assert_eq!(p.state()["failureStreak"], 0);
+}
+
 #[test]
 fn copilot_session_start_context_is_additional_context() {
     let p = Proj::new();

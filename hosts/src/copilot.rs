@@ -15,7 +15,10 @@
 //!   ([`HostSpec::blocks_on_error`]); `agentStop` continues only on stdout `{"decision":
 //!   "block", "reason"}`, the reason becoming the next prompt; `sessionStart` and
 //!   `userPromptSubmitted` take `{"additionalContext"}`;
-//! - hooks of `~/.claude/settings.json` are not run.
+//! - hooks of `~/.claude/settings.json` are not run;
+//! - its `create` tool refuses a path that exists and reports it as `postToolUseFailure` with
+//!   `error: "Path already exists"` (measured by tests/hosts-e2e `refused-write`): nothing was
+//!   written, so it is neither a mutation nor a command failure ([`HostSpec::reports_refusal`]).
 
 use serde_json::{json, Map, Value};
 
@@ -119,6 +122,20 @@ impl HostSpec for Copilot {
 
     fn command_key(&self) -> &'static str {
         "bash"
+    }
+
+    /// A `postToolUseFailure` that is Copilot's refusal to run the call (`create` over an
+    /// existing path) or fable's own block reason: the tool did nothing.
+    fn reports_refusal(&self, event: Event, payload: &Map<String, Value>) -> bool {
+        if event != Event::PostToolUseFailure {
+            return false;
+        }
+        let Some(error) = payload.get("error").and_then(Value::as_str).map(str::trim) else {
+            return false;
+        };
+        let tool = payload.get("toolName").and_then(Value::as_str);
+        error.starts_with(crate::BLOCK_PREFIX)
+            || (tool == Some("create") && error == "Path already exists")
     }
 
     fn timeout_key(&self) -> &'static str {
