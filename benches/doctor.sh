@@ -30,7 +30,7 @@ case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 export HOME="$tmp/home" FABLE_HOME="$tmp/home/.fable"
-unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME QWEN_HOME COPILOT_HOME OPENCODE_CONFIG_DIR FACTORY_HOME_OVERRIDE KIMI_CODE_HOME XDG_CONFIG_HOME FABLE_INVENTORY
+unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME QWEN_HOME COPILOT_HOME OPENCODE_CONFIG_DIR FACTORY_HOME_OVERRIDE KIMI_CODE_HOME KILO_CONFIG_DIR XDG_CONFIG_HOME FABLE_INVENTORY
 mkdir -p "$HOME"
 marker="fable-doctor-bench-$$-$(date +%s%N)"
 src="$tmp/plugin"

@@ -48,7 +48,7 @@ echo "== fable-hook session-start end to end (release fable as the source's eval
 cargo build --release --quiet --bins
 fable=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd)/fable
 home="$tmp/home"
-unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME QWEN_HOME COPILOT_HOME OPENCODE_CONFIG_DIR FACTORY_HOME_OVERRIDE KIMI_CODE_HOME XDG_CONFIG_HOME FABLE_INVENTORY
+unset CLAUDE_CONFIG_DIR CODEX_HOME GEMINI_CLI_HOME QWEN_HOME COPILOT_HOME OPENCODE_CONFIG_DIR FACTORY_HOME_OVERRIDE KIMI_CODE_HOME KILO_CONFIG_DIR XDG_CONFIG_HOME FABLE_INVENTORY
 mkdir -p "$home" "$tmp/ev/hooks/lib" "$tmp/ev/bin" "$tmp/project"
 i=0
 while [ $i -lt "$n" ]; do

@@ -71,7 +71,7 @@ enum Command {
     /// Run the bundled evaluator for one lifecycle event (same as `fable-hook EVENT`).
     #[command(disable_help_flag = true)]
     Hook {
-        /// EVENT [--host claude|codex|gemini|cursor|qwen|copilot|opencode|droid|augment|kimi|windsurf|pi|crush|qoder|cline]
+        /// EVENT [--host claude|codex|gemini|cursor|qwen|copilot|opencode|droid|augment|kimi|windsurf|pi|crush|qoder|cline|kilo]
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },

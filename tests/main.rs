@@ -19,6 +19,7 @@ mod hosts;
 mod install;
 mod json;
 mod keys;
+mod kilo_host;
 mod layout;
 mod list;
 mod machine_scope;

@@ -39,7 +39,7 @@ fn embedded(path: &Path) -> Value {
         .unwrap_or_else(|| panic!("no embedded entries in {text}"))
 }
 
-fn profile_of<'a>(report: &'a Value, host: &str) -> &'a Value {
+pub(crate) fn profile_of<'a>(report: &'a Value, host: &str) -> &'a Value {
     report["profiles"]
         .as_array()
         .unwrap()
@@ -48,7 +48,7 @@ fn profile_of<'a>(report: &'a Value, host: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {host} profile in {report:#}"))
 }
 
-fn names(dir: &Path) -> Vec<String> {
+pub(crate) fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -224,7 +224,7 @@ fn opencode_plugin_entries_keep_translated_matchers_and_the_doctor_reads_them() 
 
 /// Compares a file with `tests/golden/<name>` (FABLE_HOME and the plugin key normalised);
 /// `FABLE_UPDATE_GOLDEN=1` rewrites the golden file instead.
-fn golden(env: &TestEnv, file: &Path, key: Option<&str>, name: &str) {
+pub(crate) fn golden(env: &TestEnv, file: &Path, key: Option<&str>, name: &str) {
     let mut got = std::fs::read_to_string(file)
         .unwrap()
         .replace(&env.fable_home.display().to_string(), "$FABLE_HOME");
@@ -274,6 +274,12 @@ fn golden_files_of_opencode_for_the_default_and_a_plugin_source() {
 /// Runs `steps` through the installed default plugin under Node; one JSON value per step.
 fn drive(p: &Proj, steps: &Value) -> Vec<Value> {
     let plugin = p.env.home.join(".config/opencode/plugins/fable-default.js");
+    drive_plugin(p, &plugin, steps)
+}
+
+/// Runs `steps` through `plugin` under Node the way OpenCode (and its fork Kilo Code) calls a
+/// plugin; one JSON value per step.
+pub(crate) fn drive_plugin(p: &Proj, plugin: &Path, steps: &Value) -> Vec<Value> {
     let driver =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode/drive-plugin.mjs");
     let out = Command::new("node")
@@ -284,7 +290,7 @@ fn drive(p: &Proj, steps: &Value) -> Vec<Value> {
         .env("LANG", "C")
         .current_dir(&p.root)
         .arg(&driver)
-        .arg(&plugin)
+        .arg(plugin)
         .arg(&p.root)
         .arg(steps.to_string())
         .output()

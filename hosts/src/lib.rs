@@ -69,6 +69,7 @@ registry! {
     Crush => crush::Crush,
     Qoder => qoder::Qoder,
     Cline => cline::Cline,
+    Kilo => kilo::Kilo,
 }
 
 impl Default for Host {
@@ -134,7 +135,7 @@ impl Host {
     }
 
     /// How long the host lets a command hook run when its entry has no `timeout`, where that
-    /// is documented; `None` when it is not (Cursor, Copilot, Droid, OpenCode, Qwen) or the
+    /// is documented; `None` when it is not (Cursor, Copilot, Droid, OpenCode, Kilo, Qwen) or the
     /// host has no timeout at all (Windsurf). Sources: Claude Code's hooks reference (command
     /// hooks: 600 s), Codex's hooks documentation ("If timeout is omitted, Codex uses 600
     /// seconds", openai/codex#35382), Gemini CLI's `hookRunner.ts` (`DEFAULT_HOOK_TIMEOUT`,
@@ -153,7 +154,8 @@ impl Host {
             | Host::OpenCode
             | Host::Droid
             | Host::Windsurf
-            | Host::Pi => return None,
+            | Host::Pi
+            | Host::Kilo => return None,
         };
         Some(std::time::Duration::from_secs(secs))
     }
@@ -490,7 +492,7 @@ mod tests {
         assert_eq!(Host::parse("vim"), None);
         assert_eq!(
             Host::names(),
-            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi, crush, qoder, cline"
+            "claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, windsurf, pi, crush, qoder, cline, kilo"
         );
     }
 

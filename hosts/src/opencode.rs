@@ -36,7 +36,7 @@ use crate::Event;
 /// OpenCode.
 pub struct OpenCode;
 
-const EVENTS: &[(Event, &str)] = &[
+pub(crate) const EVENTS: &[(Event, &str)] = &[
     (Event::PreToolUse, "tool.execute.before"),
     (Event::PostToolUse, "tool.execute.after"),
     (Event::Stop, "session.idle"),
@@ -44,7 +44,7 @@ const EVENTS: &[(Event, &str)] = &[
 ];
 
 /// Claude Code's tool names -> OpenCode's (`apply_patch` replaces write/edit for some models).
-const TOOLS: ToolTable = &[
+pub(crate) const TOOLS: ToolTable = &[
     ("Bash", &["bash"]),
     ("Write", &["write", "apply_patch"]),
     ("Edit", &["edit", "apply_patch"]),
@@ -186,6 +186,25 @@ export const FablePlugin = async ({ client, directory }) => ({
 });
 "#;
 
+/// The generated plugin for source `key` (`host` names the client in its header comment): the
+/// mark line, the data line and [`RUNTIME`]. Kilo Code, an OpenCode fork with the same plugin
+/// API, loads the same file.
+pub(crate) fn plugin_text(host: &str, key: &str, entries: &[(String, Vec<Value>)]) -> String {
+    let hooks: Map<String, Value> = entries
+        .iter()
+        .map(|(e, v)| (e.clone(), Value::Array(v.clone())))
+        .collect();
+    let data = json!({ "source": key, "hooks": hooks });
+    format!(
+        "{MARK}{}: `fable install` rewrites this file and `fable uninstall` removes it.\n\
+         // It runs the commands below for {host}'s events with a JSON payload on stdin;\n\
+         // a block (exit 2, or {{\"decision\": \"block\"}}) is thrown before a tool call.\n\
+         import {{ spawn }} from \"node:child_process\";\n\n\
+         {DATA}{data:#};\n\n{RUNTIME}",
+        Value::String(key.to_string())
+    )
+}
+
 impl HostSpec for OpenCode {
     fn binary(&self) -> Option<&'static str> {
         Some("opencode")
@@ -242,19 +261,7 @@ impl HostSpec for OpenCode {
     }
 
     fn render_owned_file(&self, key: &str, entries: &[(String, Vec<Value>)]) -> String {
-        let hooks: Map<String, Value> = entries
-            .iter()
-            .map(|(e, v)| (e.clone(), Value::Array(v.clone())))
-            .collect();
-        let data = json!({ "source": key, "hooks": hooks });
-        format!(
-            "{MARK}{}: `fable install` rewrites this file and `fable uninstall` removes it.\n\
-             // It runs the commands below for OpenCode's events with a JSON payload on stdin;\n\
-             // a block (exit 2, or {{\"decision\": \"block\"}}) is thrown before a tool call.\n\
-             import {{ spawn }} from \"node:child_process\";\n\n\
-             {DATA}{data:#};\n\n{RUNTIME}",
-            Value::String(key.to_string())
-        )
+        plugin_text("OpenCode", key, entries)
     }
 
     fn owned_file_key(&self, text: &str) -> Option<String> {
@@ -381,8 +388,11 @@ mod tests {
             }),
             Path::new("/o")
         );
-        // No other host moves with XDG_CONFIG_HOME but Crush.
-        for h in Host::ALL.iter().filter(|h| !matches!(h, Host::OpenCode | Host::Crush)) {
+        // No other host moves with XDG_CONFIG_HOME but Crush and Kilo Code (an OpenCode fork).
+        for h in Host::ALL
+            .iter()
+            .filter(|h| !matches!(h, Host::OpenCode | Host::Crush | Host::Kilo))
+        {
             assert_eq!(h.location().xdg_config, None, "{h}");
         }
         assert_eq!(

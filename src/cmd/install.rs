@@ -30,7 +30,7 @@ pub struct InstallArgs {
     #[arg(long, value_name = "NAME", requires = "source")]
     pub name: Option<String>,
     /// Only these hosts (claude, codex, gemini, cursor, qwen, copilot, opencode, droid, augment,
-    /// kimi, windsurf, pi, crush, qoder, cline);
+    /// kimi, windsurf, pi, crush, qoder, cline, kilo);
     /// repeatable.
     #[arg(long = "host", value_parser = parse_host)]
     pub hosts: Vec<Host>,

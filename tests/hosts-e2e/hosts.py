@@ -12,6 +12,7 @@ import cline
 import copilot
 import crush
 import kimi
+import kilo
 import opencode
 import pi
 
@@ -24,6 +25,7 @@ PINNED = {
     "cline": cline.PIN,
     "opencode": opencode.PIN,
     "pi": pi.PIN,
+    "kilo": kilo.PIN,
     # Installed with its own Node 22 into a prefix of its own (kimi.py), not the shared tree.
     "kimi": kimi.PIN,
     # Droid's npm wrapper (@factory/cli) downloads this platform package at install time; it is
@@ -53,6 +55,8 @@ def setup_profile(host, env):
         opencode.setup_profile(env)
     elif host == "pi":
         pi.setup_profile(env)
+    elif host == "kilo":
+        kilo.setup_profile(env)
     elif host == "kimi":
         kimi.setup_profile(env)
     elif host == "crush":
@@ -153,6 +157,8 @@ def command(host, bins, env, port, tmpdir):
         return opencode.command(bins, port)
     if host == "pi":
         return pi.command(bins, env, port)
+    if host == "kilo":
+        return kilo.command(bins, port)
     if host == "kimi":
         return kimi.command(env, port)
     if host == "crush":

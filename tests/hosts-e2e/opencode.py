@@ -95,22 +95,24 @@ class Wire(fm.ChatCompletions):
 fm.WIRES["opencode"] = Wire
 
 
-def run_served(inn, name, proj, script, deadline, max_calls):
+def run_served(inn, name, proj, script, deadline, max_calls, host="opencode", command=None):
     """One turn through `opencode serve` (POST /session, then /session/{id}/prompt_async),
     ended once the session has been idle for 10 s with no model call: unlike `opencode run`,
     which exits at the first `session.idle`, the server stays up for the continuation prompt
-    fable's Stop gate sends. Returns what `Inner.run_cli` returns."""
+    fable's Stop gate sends. Returns what `Inner.run_cli` returns. `host` and `command` serve
+    a fork with the same server API instead (Kilo Code, kilo.py)."""
+    command = command or globals()["command"]
     import socket
     import subprocess
     import time
     import urllib.request
 
-    out = {"name": name, "project": proj, "host": "opencode"}
+    out = {"name": name, "project": proj, "host": host}
     t0 = time.time()
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
         port = sk.getsockname()[1]
-    with fm.ModelServer("opencode", script, proj, max_calls) as srv:
+    with fm.ModelServer(host, script, proj, max_calls) as srv:
         argv, extra = command(inn.bins, srv.port)
         env = dict(inn.env, **extra)
         so = open(os.path.join(inn.root, f"{name}.stdout"), "w")
@@ -159,7 +161,7 @@ def run_served(inn, name, proj, script, deadline, max_calls):
                 elif time.time() - quiet_since >= 10:
                     break
         except OSError as e:
-            killed = f"opencode serve: {e}"
+            killed = f"{host} serve: {e}"
         finally:
             try:
                 os.killpg(p.pid, 9)

@@ -25,6 +25,7 @@ import machine as MA  # noqa: E402
 import native as NA  # noqa: E402
 import refusal as RF  # noqa: E402
 import opencode as OC  # noqa: E402
+import kilo as KL  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORK = os.path.join(REPO, "target", "hosts-e2e")
@@ -42,7 +43,7 @@ if os.environ.get("FABLE_E2E_PINS"):
             CR.PIN = H.PINNED[_h] = (CR.PIN[0], _v, CR.PIN[2])
         elif _h in H.PINNED:
             H.PINNED[_h] = (H.PINNED[_h][0], _v, H.PINNED[_h][2])
-ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi", "crush", "cline"]
+ALL_HOSTS = ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "kimi", "pi", "crush", "cline", "kilo"]
 # Hosts installed apart from the shared npm tree, each with its own `ensure(log)` (Kimi Code:
 # with the Node 22 it needs; Crush: its postinstall downloads the Go binary); one that cannot be
 # installed is skipped with one line.
@@ -99,6 +100,10 @@ NO_STOP_HOOKS = {"cline": "Cline has no hook that can block or continue the end 
 # PreToolUse apply there (hooks-cwd checks the PreToolUse payload's cwd and pwd, guard-state the
 # block); the runs of the others are not made.
 ONLY_PRE_TOOL_USE = {"crush": "Crush fires PreToolUse hooks only (no SessionStart, PostToolUse or Stop)"}
+
+# Hosts whose Stop cases run through their server (OpenCode and its fork Kilo Code: `run`
+# exits at the first idle, before the continuation prompt fable's plugin sends lands).
+SERVED = {"opencode": OC, "kilo": KL}
 
 CONTEXT_MARK = "[fable] lifecycle state of "
 BLOCK_MARK = "[fable] BLOCKED"
@@ -559,7 +564,7 @@ def tool_results(run, needle=None):
         for it in last.get("input") or []:
             if isinstance(it, dict) and it.get("type", "").endswith("_output"):
                 out.append(json.dumps(it.get("output"), ensure_ascii=False))
-    if run.get("host") in ("qwen", "opencode", "pi", "crush", "cline"):
+    if run.get("host") in ("qwen", "opencode", "pi", "crush", "cline", "kilo"):
         for msg in last.get("messages") or []:
             if isinstance(msg, dict) and msg.get("role") == "tool":
                 out.append(json.dumps(msg.get("content"), ensure_ascii=False))
@@ -663,8 +668,8 @@ def run_post_and_stop_cases(inn, host, projects, result, not_applicable, facts):
     card = fm.Script([fm.text(), fm.shell(CLOSE_CARD_CMD), fm.text()])
     if host == "qwen":  # Qwen 0.24 refuses a `sed -i` of a file not read in the session first
         card = fm.Script([fm.text(), fm.read(".fable/LEDGER.md"), fm.shell(CLOSE_CARD_CMD), fm.text()])
-    if host == "opencode":  # `opencode run` exits at the first idle: serve the turn instead
-        run = OC.run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+    if host in SERVED:  # `opencode run` exits at the first idle: serve the turn instead
+        run = SERVED[host].run_served(inn, "card", p, card, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
     else:
         run = inn.run_cli("card", p, card)
     facts["card"] = summarize(run)
@@ -696,8 +701,8 @@ def run_post_and_stop_cases(inn, host, projects, result, not_applicable, facts):
         st["schemaVersion"] = 99  # newer schema: invalid, blocks Stop even with stop_hook_active
         json.dump(st, open(sp, "w"), indent=2)
         script = fm.Script([fm.text(numbered=numbered)])
-        if host == "opencode":  # served, as stop-card: `opencode run` would end at the first idle
-            run = OC.run_served(inn, name, p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+        if host in SERVED:  # served, as stop-card: `opencode run` would end at the first idle
+            run = SERVED[host].run_served(inn, name, p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
         else:
             run = inn.run_cli(name, p, script, deadline=BOUNDED_DEADLINE)
         facts[name] = summarize(run)
@@ -839,7 +844,7 @@ def inner_main(host, root, fable):
         counted = {k: (s0.get(k), s1.get(k)) for k in ("mutationGeneration", "failureStreak")
                    if s0.get(k) != s1.get(k)}
         facts["deny"]["refusal_echoed"] = [pp["event"] for pp in echoed]
-        if not write_pre and not (host in ("opencode", "pi") and told) and not cancelled:
+        if not write_pre and not (host in ("opencode", "pi", "kilo") and told) and not cancelled:
             result("guard-state", False, "no PreToolUse of the write tool was seen (the host never tried the write)")
         elif echoed and counted:
             result("guard-state", False, f"the host reported the refused write back ({echoed[0]['event']}) "

@@ -153,7 +153,7 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
 }
 
 /// The hook files in a directory a host reads whole files from (Copilot's `hooks/*.json`,
-/// OpenCode's `plugins/*.{js,mjs,ts}`, pi's `extensions/*.ts`, Cline's `hooks/*.sh`), in name order, each marked with the fable source that
+/// OpenCode's and Kilo's `plugins/*.{js,mjs,ts}`, pi's `extensions/*.ts`, Cline's `hooks/*.sh`), in name order, each marked with the fable source that
 /// wrote it.
 fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
     let read = match std::fs::read_dir(dir) {
@@ -162,7 +162,7 @@ fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
         Err(e) => return Err(Error::io(dir, e)),
     };
     // A host whose owned files are code runs every module of the directory (OpenCode's
-    // plugins, pi's extensions; Cline's `.sh` scripts: fable's `fable-<key>.sh`, which embed
+    // and Kilo's plugins, pi's extensions; Cline's `.sh` scripts: fable's `fable-<key>.sh`, which embed
     // its entries, and the user's own; fable's launchers, named after events with no
     // extension, hold no entries); the others read JSON hook files.
     let (exts, form): (&[&str], Form) = match host.storage() {

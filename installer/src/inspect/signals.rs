@@ -63,6 +63,7 @@ const PERSISTENT_FILES: &[&str] = &[
     "crush/crush.json",
     ".qoder/settings",
     ".cline/hooks",
+    "kilo/plugins",
 ];
 
 /// What writes a file, in a shell or a script.

@@ -49,7 +49,7 @@ impl Syntax {
             | Host::Windsurf
             | Host::Crush => Syntax::Json,
             // Their hooks live in a plugin fable generates whole; no settings file is parsed.
-            Host::OpenCode | Host::Pi => Syntax::Json,
+            Host::OpenCode | Host::Pi | Host::Kilo => Syntax::Json,
             // Its hooks live in sh scripts fable generates whole; no settings file is parsed.
             Host::Cline => Syntax::Json,
         }
