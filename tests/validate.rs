@@ -154,7 +154,7 @@ fn every_source_problem_is_found_with_its_hint() {
         "{f:#?}"
     );
     assert!(
-        has(&f, "note", "codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, pi: dropped `if` from Stop entry", ""),
+        has(&f, "note", "codex, gemini, cursor, qwen, copilot, opencode, droid, augment, kimi, pi, kilo: dropped `if` from Stop entry", ""),
         "{f:#?}"
     );
     assert_eq!(
