@@ -81,7 +81,7 @@ pub struct SettingsLocation {
     pub env_var_names_home: bool,
     /// The profile directory relative to the user's home when the variable is unset.
     pub home_relative: &'static str,
-    /// The host follows the XDG base directories (OpenCode): without `env_var`, the profile
+    /// The host follows the XDG base directories (OpenCode, Kilo): without `env_var`, the profile
     /// directory is `$XDG_CONFIG_HOME/<this>` when `XDG_CONFIG_HOME` is an absolute path
     /// (the XDG rule: a relative one is ignored), else `home_relative`.
     pub xdg_config: Option<&'static str>,
