@@ -161,9 +161,9 @@ fn dir_files(host: Host, scope: Scope, dir: &Path) -> Result<Vec<HostFile>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(dir, e)),
     };
-    // A host whose owned files are code runs every module of the directory (OpenCode's
-    // and Kilo's plugins, pi's extensions; Cline's `.sh` scripts: fable's `fable-<key>.sh`, which embed
-    // its entries, and the user's own; fable's launchers, named after events with no
+    // A host whose owned files are code runs every module of the directory (OpenCode's and
+    // Kilo's plugins, pi's extensions; Cline's `.sh` scripts: fable's `fable-<key>.sh`, which
+    // embed its entries, and the user's own; fable's launchers, named after events with no
     // extension, hold no entries); the others read JSON hook files.
     let (exts, form): (&[&str], Form) = match host.storage() {
         Storage::OwnedFile { extension: "json" } | Storage::SharedFile | Storage::SharedToml => {
