@@ -270,9 +270,13 @@ fn project_what(host: Host) -> &'static str {
         Host::Cursor => "a project's Cursor hooks.json",
         Host::Windsurf => "a project's Windsurf hooks.json",
         Host::Kimi => "a project's Kimi Code config.toml",
-        Host::Copilot | Host::OpenCode | Host::Pi | Host::Crush | Host::Qoder | Host::Cline | Host::Kilo => {
-            "a project's host file"
-        }
+        Host::Copilot
+        | Host::OpenCode
+        | Host::Pi
+        | Host::Crush
+        | Host::Qoder
+        | Host::Cline
+        | Host::Kilo => "a project's host file",
     }
 }
 
