@@ -1963,11 +1963,8 @@ fn install_snapshots_the_lean_evaluator_only_when_it_is_of_the_same_build() {
     make_executable(&dir.join("fable-hook"));
     let other = TestEnv::new();
     std::fs::create_dir_all(other.home.join(".claude")).unwrap();
-    let o = other
-        .command(dir.join("fable"))
-        .arg("install")
-        .output()
-        .unwrap();
+    // Just copied: another test thread's fork may hold it open for a moment.
+    let o = crate::util::output_when_not_busy(other.command(dir.join("fable")).arg("install"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         snapshot(&other) == fat,

@@ -181,6 +181,21 @@ pub fn make_executable(path: &Path) {
     std::fs::set_permissions(path, perm).unwrap();
 }
 
+/// Runs `cmd` to completion, retrying while its program is "text file busy" (ETXTBSY): a
+/// binary the test has just copied or written may still be open for writing in a child another
+/// test thread forked meanwhile (until that child execs), and exec refuses it for that moment.
+pub fn output_when_not_busy(cmd: &mut std::process::Command) -> std::process::Output {
+    for _ in 0..50 {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    cmd.output().unwrap()
+}
+
 /// A listing of every entry under `root` with kind, size, mode and content hash, to prove
 /// that a command wrote nothing.
 pub fn tree_listing(root: &Path) -> Vec<String> {
