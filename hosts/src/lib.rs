@@ -7,6 +7,7 @@
 //! No I/O beyond serde_json: the evaluator depends on this crate and runs on every tool call.
 
 pub mod event;
+mod jsmodule;
 pub mod output;
 pub mod spec;
 pub mod synthetic;

@@ -28,6 +28,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::jsmodule;
 use crate::output::{block_stderr, note, Outcome, Verdict};
 use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
 use crate::synthetic::{obj, Ctx};
@@ -56,88 +57,12 @@ pub(crate) const TOOLS: ToolTable = &[
     ("Task", &["task"]),
 ];
 
-/// The first line of every plugin fable writes, followed by the source's key in JSON.
-const MARK: &str = "// fable: written by fable for source ";
-
-/// The line that holds the wired entries: `const FABLE = {json};`.
-const DATA: &str = "const FABLE = ";
-
 /// Probe session and call ids in OpenCode's form.
 const PROBE_SESSION: &str = "ses_fab1e0000000000000000000";
 const PROBE_CALL: &str = "call_fab1e0000000000000000000";
 
-/// The plugin's fixed part (after the data line). No import but Node's `child_process`
-/// (OpenCode runs plugins under Bun, which provides it), so the plugin needs no npm install.
-const RUNTIME: &str = r#"const RETRIED = new Set();
-const STARTED = new Set();
-
-function matches(matcher, tool) {
-  if (!matcher || matcher === "*") return true;
-  try {
-    return new RegExp(`^(?:${matcher})$`).test(tool);
-  } catch {
-    return matcher === tool;
-  }
-}
-
-// The command's answer: {block: reason} or {context: text} or null (allow; also every error).
-function answer(code, stdout, stderr) {
-  if (code === 2) return { block: stderr.trim() || "blocked by a fable hook" };
-  if (code !== 0) return null;
-  let doc;
-  try {
-    doc = JSON.parse(stdout);
-  } catch {
-    return null;
-  }
-  if (!doc || typeof doc !== "object") return null;
-  if (doc.decision === "block" || doc.permissionDecision === "deny") {
-    return { block: String(doc.reason ?? doc.permissionDecisionReason ?? "blocked by a fable hook") };
-  }
-  if (typeof doc.additionalContext === "string") return { context: doc.additionalContext };
-  return null;
-}
-
-function run(entry, payload, cwd) {
-  return new Promise((resolve) => {
-    let child;
-    try {
-      child = spawn("/bin/sh", ["-c", entry.command], { cwd, stdio: ["pipe", "pipe", "pipe"] });
-    } catch {
-      resolve(null);
-      return;
-    }
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), (entry.timeout ?? 60) * 1000);
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("error", () => {
-      clearTimeout(timer);
-      resolve(null);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve(answer(code, out, err));
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
-
-// Runs the event's entries in order; the first block wins, contexts are joined.
-async function fire(event, payload, cwd, tool) {
-  const context = [];
-  for (const entry of FABLE.hooks[event] ?? []) {
-    if (tool !== undefined && !matches(entry.matcher, tool)) continue;
-    const a = await run(entry, { hook_event_name: event, cwd, ...payload }, cwd);
-    if (a?.block) return { block: a.block };
-    if (a?.context) context.push(a.context);
-  }
-  return context.length ? { context: context.join("\n") } : null;
-}
-
-export const FablePlugin = async ({ client, directory }) => ({
+/// The plugin's own part, after [`jsmodule::RUNNER`]: OpenCode's hooks calling `fire`.
+const GLUE: &str = r#"export const FablePlugin = async ({ client, directory }) => ({
   "tool.execute.before": async (input, output) => {
     const a = await fire("tool.execute.before", {
       session_id: input.sessionID,
@@ -186,23 +111,15 @@ export const FablePlugin = async ({ client, directory }) => ({
 });
 "#;
 
-/// The generated plugin for source `key` (`host` names the client in its header comment): the
-/// mark line, the data line and [`RUNTIME`]. Kilo Code, an OpenCode fork with the same plugin
-/// API, loads the same file.
+/// The generated plugin for source `key` (`host` names the client in its header comment).
+/// Kilo Code, an OpenCode fork with the same plugin API, loads the same file.
 pub(crate) fn plugin_text(host: &str, key: &str, entries: &[(String, Vec<Value>)]) -> String {
-    let hooks: Map<String, Value> = entries
-        .iter()
-        .map(|(e, v)| (e.clone(), Value::Array(v.clone())))
-        .collect();
-    let data = json!({ "source": key, "hooks": hooks });
-    format!(
-        "{MARK}{}: `fable install` rewrites this file and `fable uninstall` removes it.\n\
-         // It runs the commands below for {host}'s events with a JSON payload on stdin;\n\
+    let header = format!(
+        "// It runs the commands below for {host}'s events with a JSON payload on stdin;\n\
          // a block (exit 2, or {{\"decision\": \"block\"}}) is thrown before a tool call.\n\
-         import {{ spawn }} from \"node:child_process\";\n\n\
-         {DATA}{data:#};\n\n{RUNTIME}",
-        Value::String(key.to_string())
-    )
+         import {{ spawn }} from \"node:child_process\";\n"
+    );
+    jsmodule::text(key, &header, entries, GLUE)
 }
 
 impl HostSpec for OpenCode {
@@ -249,15 +166,7 @@ impl HostSpec for OpenCode {
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
-        let mut m = Map::new();
-        m.insert("command".into(), json!(entry.command));
-        if let Some(t) = entry.timeout_secs {
-            m.insert("timeout".into(), json!(t));
-        }
-        if let Some(mt) = entry.matcher.filter(|m| !m.is_empty() && *m != "*") {
-            m.insert("matcher".into(), json!(mt));
-        }
-        Value::Object(m)
+        jsmodule::render_entry(entry)
     }
 
     fn render_owned_file(&self, key: &str, entries: &[(String, Vec<Value>)]) -> String {
@@ -265,21 +174,11 @@ impl HostSpec for OpenCode {
     }
 
     fn owned_file_key(&self, text: &str) -> Option<String> {
-        let first = text.lines().next()?.strip_prefix(MARK)?;
-        let doc = self.owned_file_document(text)?;
-        let key = doc.get("source")?.as_str()?;
-        first
-            .starts_with(&Value::String(key.to_string()).to_string())
-            .then(|| key.to_string())
+        jsmodule::key(text)
     }
 
     fn owned_file_document(&self, text: &str) -> Option<Value> {
-        // The pretty-printed object ends at the first `}` in column 0 (JSON strings escape
-        // their newlines, and nested braces are indented).
-        let start = text.find(&format!("\n{DATA}"))? + 1 + DATA.len();
-        let rest = &text[start..];
-        let end = rest.find("\n};")? + 2;
-        serde_json::from_str(&rest[..end]).ok()
+        jsmodule::document(text)
     }
 
     fn payload_common(&self, ctx: &Ctx, name: &str, _event: Option<Event>) -> Map<String, Value> {
@@ -447,7 +346,7 @@ mod tests {
         assert_eq!(c.stdout, "{\"additionalContext\":\"ctx\"}\n");
         let a = Host::OpenCode.render_verdict(&Verdict::Allow, Event::PreToolUse);
         assert_eq!(a, Outcome::default());
-        assert!(RUNTIME.contains("doc.decision === \"block\""));
-        assert!(RUNTIME.contains("typeof doc.additionalContext"));
+        assert!(jsmodule::RUNNER.contains("doc.decision === \"block\""));
+        assert!(jsmodule::RUNNER.contains("typeof doc.additionalContext"));
     }
 }
