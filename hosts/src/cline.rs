@@ -224,15 +224,7 @@ impl HostSpec for Cline {
     }
 
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
-        let mut m = Map::new();
-        m.insert("command".into(), json!(entry.command));
-        if let Some(t) = entry.timeout_secs {
-            m.insert("timeout".into(), json!(t));
-        }
-        if let Some(mt) = entry.matcher.filter(|m| !m.is_empty() && *m != "*") {
-            m.insert("matcher".into(), json!(mt));
-        }
-        Value::Object(m)
+        crate::jsmodule::render_entry(entry)
     }
 
     fn render_owned_file(&self, key: &str, entries: &[(String, Vec<Value>)]) -> String {

@@ -89,7 +89,7 @@ async function fire(event, payload, cwd, tool) {
 
 "#;
 
-/// One entry as the module embeds it.
+/// One entry as a generated file embeds it (these modules, and Cline's sh scripts).
 pub(crate) fn render_entry(entry: &EntrySpec<'_>) -> Value {
     let mut m = Map::new();
     m.insert("command".into(), json!(entry.command));
