@@ -281,6 +281,23 @@ fn cline_real_payloads_count_a_write_and_two_failing_commands() {
     assert_eq!((code(&out), out.stdout.len()), (0, 0), "{}", stderr(&out));
 }
 
+/// Cline's `editor` refusing to overwrite a file without `old_text` (captured by hosts-e2e
+/// `refused-write`): nothing was written, so neither a mutation nor a failure.
+#[test]
+fn cline_editor_refusal_of_an_existing_file_is_not_counted() {
+    let p = Proj::new();
+    let mut refused = real(&p, "refused-PostToolUse-editor");
+    refused["tool_result"]["input"]["path"] = json!(p.root.join("old.txt"));
+    assert_eq!(refused["tool_result"]["output"]["success"], false);
+    for _ in 0..2 {
+        let out = p.hook("post-tool-use", "cline", &refused);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let st = p.state();
+    assert_eq!(st["mutationGeneration"], 0, "{st}");
+    assert_eq!(st["failureStreak"], 0, "{st}");
+}
+
 #[test]
 fn golden_files_of_cline_for_the_default_source_and_its_launcher() {
     let env = TestEnv::new();

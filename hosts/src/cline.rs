@@ -223,6 +223,25 @@ impl HostSpec for Cline {
         Some(TOOLS)
     }
 
+    /// A PostToolUse whose `editor` call Cline refused before touching the file: `success:
+    /// false` with "Editor operation failed: <path> already exists, but `old_text` was omitted"
+    /// (`@cline/core` 0.0.86; measured by tests/hosts-e2e `refused-write`). Nothing was written,
+    /// so it is neither a mutation nor a failure.
+    fn reports_refusal(&self, event: Event, payload: &Map<String, Value>) -> bool {
+        if !is_post(event) {
+            return false;
+        }
+        let Some(out) = payload.get("tool_result").and_then(|r| r.get("output")) else {
+            return false;
+        };
+        let refused = |error: &str| {
+            error.starts_with("Editor operation failed: ")
+                && error.contains(" already exists, but `old_text` was omitted")
+        };
+        out.get("success") == Some(&Value::Bool(false))
+            && out.get("error").and_then(Value::as_str).is_some_and(refused)
+    }
+
     fn render_entry(&self, entry: &EntrySpec<'_>) -> Value {
         crate::jsmodule::render_entry(entry)
     }
