@@ -8,6 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::output::{block_stderr, note, Outcome, Verdict};
 use crate::spec::EntrySpec;
 
 /// The first line of every module fable writes, followed by the source's key in JSON.
@@ -140,4 +141,26 @@ pub(crate) fn document(text: &str) -> Option<Value> {
     let rest = &text[start..];
     let end = rest.find("\n};")? + 2;
     serde_json::from_str(&rest[..end]).ok()
+}
+
+/// The evaluator's verdict in the form [`RUNNER`]'s `answer` reads: nothing for an allow,
+/// `{"additionalContext"}` for context, `{"decision": "block", "reason"}` for a block (its
+/// reason on stderr too).
+pub(crate) fn render_verdict(verdict: &Verdict) -> Outcome {
+    let doc = |v: Value| Outcome {
+        code: 0,
+        stdout: format!("{v}\n"),
+        stderr: String::new(),
+    };
+    match verdict {
+        Verdict::Allow => Outcome::default(),
+        Verdict::Note(n) => note(n),
+        Verdict::Context(ctx) => doc(json!({ "additionalContext": ctx })),
+        Verdict::Block(reason) => {
+            let reason = reason.trim_end();
+            let mut out = doc(json!({ "decision": "block", "reason": reason }));
+            out.stderr = block_stderr(reason);
+            out
+        }
+    }
 }

@@ -29,7 +29,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::jsmodule;
-use crate::output::{block_stderr, note, Outcome, Verdict};
+use crate::output::{Outcome, Verdict};
 use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
 use crate::synthetic::{obj, Ctx};
 use crate::Event;
@@ -217,22 +217,7 @@ impl HostSpec for OpenCode {
     }
 
     fn render_verdict(&self, verdict: &Verdict, _event: Event) -> Outcome {
-        let doc = |v: Value| Outcome {
-            code: 0,
-            stdout: format!("{v}\n"),
-            stderr: String::new(),
-        };
-        match verdict {
-            Verdict::Allow => Outcome::default(),
-            Verdict::Note(n) => note(n),
-            Verdict::Context(ctx) => doc(json!({ "additionalContext": ctx })),
-            Verdict::Block(reason) => {
-                let reason = reason.trim_end();
-                let mut out = doc(json!({ "decision": "block", "reason": reason }));
-                out.stderr = block_stderr(reason);
-                out
-            }
-        }
+        jsmodule::render_verdict(verdict)
     }
 }
 
