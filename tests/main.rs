@@ -15,6 +15,7 @@ mod evaluator;
 mod fleet;
 mod git_hooks;
 mod hardening;
+mod host_versions;
 mod hosts;
 mod install;
 mod json;

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::command_entry_in;
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, MachineTier, SettingsLocation, Storage, TimeoutUnit, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, MachineTier, SettingsLocation, Storage, TimeoutUnit, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -46,6 +46,13 @@ const TOOLS: ToolTable = &[
 impl HostSpec for Augment {
     fn binary(&self) -> Option<&'static str> {
         Some("auggie")
+    }
+
+    /// PromptSubmit hooks arrived in 0.27.0 (augmentcode/auggie CHANGELOG.md; on npm, 0.25.2's
+    /// bundle has no `PromptSubmit` and 0.36.0's fires it; the releases between are not there).
+    /// Every other event fable wires is in 0.16.1, the oldest on npm.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[VersionGate::event("0.27.0", "UserPromptSubmit", "PromptSubmit hooks")] }
     }
 
     fn name(&self) -> &'static str {

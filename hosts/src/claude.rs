@@ -43,12 +43,12 @@ impl HostSpec for Claude {
     /// DirectoryAdded in 2.1.219, PreModelSwitch and PostModelSwitch in 2.1.251). An older
     /// release skips an event it does not know, so fable wires them only from there on.
     fn version_gates(&self) -> &'static [VersionGate] {
-        &[
-            VersionGate { since: "2.1.152", event: Some("MessageDisplay"), what: "MessageDisplay hooks" },
-            VersionGate { since: "2.1.219", event: Some("DirectoryAdded"), what: "DirectoryAdded hooks" },
-            VersionGate { since: "2.1.251", event: Some("PreModelSwitch"), what: "PreModelSwitch hooks" },
-            VersionGate { since: "2.1.251", event: Some("PostModelSwitch"), what: "PostModelSwitch hooks" },
-        ]
+        const { &[
+            VersionGate::event("2.1.152", "MessageDisplay", "MessageDisplay hooks"),
+            VersionGate::event("2.1.219", "DirectoryAdded", "DirectoryAdded hooks"),
+            VersionGate::event("2.1.251", "PreModelSwitch", "PreModelSwitch hooks"),
+            VersionGate::event("2.1.251", "PostModelSwitch", "PostModelSwitch hooks"),
+        ] }
     }
 
     /// The file tier of managed settings: a drop-in document of fable's own in

@@ -38,7 +38,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -180,6 +180,20 @@ impl HostSpec for Cline {
 
     fn tested_since(&self) -> Option<&'static str> {
         Some("3.0.65")
+    }
+
+    /// From the released CLIs on npm and Cline's source: the 3.0 CLI (cline/cline 79f61bfde6)
+    /// reads hook files from `~/.cline/hooks` (3.0.57's binary does; 2.18.0 reads only
+    /// `~/Documents/Cline/Hooks` and `.clinerules/hooks`, exactly named), and has
+    /// SessionShutdown; 3.0.56 awaits PostToolUse hooks and honours their `cancel` (its
+    /// CHANGELOG; `@cline/core` 0.0.41 lacks `cancelReason`, 0.0.76 and 3.0.57 have it).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const {
+            &[
+                VersionGate::hooks("3.0.0", "hook files read from ~/.cline/hooks, where fable writes its launchers"),
+                VersionGate::behaviour("3.0.56", "PostToolUse hooks awaited (before, run detached: their output and cancel are dropped)"),
+            ]
+        }
     }
 
     fn name(&self) -> &'static str {

@@ -64,7 +64,7 @@ impl HostSpec for Codex {
 
     fn version_gates(&self) -> &'static [VersionGate] {
         // Codex's changelog: SessionEnd hooks arrived in 0.145.0.
-        &[VersionGate { since: "0.145.0", event: Some("SessionEnd"), what: "SessionEnd hooks" }]
+        const { &[VersionGate::event("0.145.0", "SessionEnd", "SessionEnd hooks")] }
     }
 
     /// Codex's managed requirements (0.171: a top-level field of its requirements TOML):

@@ -23,7 +23,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::output::{block_stderr, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -67,6 +67,30 @@ impl HostSpec for Copilot {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("1.0.102")
+    }
+
+    /// From the npm packages, each release against the one before it on the registry, and the
+    /// changelog they bundle (which names the first release where npm skips some): personal
+    /// hooks in `~/.copilot/hooks` from 0.0.422 (0.0.420 reads only `.github/hooks`, 0.0.423
+    /// has them); preCompact from 1.0.5 (1.0.3 lacks, 1.0.6 has), subagentStart from 1.0.7,
+    /// postToolUseFailure from 1.0.15, permissionRequest from 1.0.16 and notification from
+    /// 1.0.18 (1.0.12 lacks all three, 1.0.20 has them); the preToolUse matcher honoured from
+    /// 1.0.39, a failing preToolUse hook denying from 1.0.57 (1.0.56 runs the tool), and
+    /// agentStop's `stop_hook_active` from 1.0.72 (1.0.71 has no such string, 1.0.73 has).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const {
+            &[
+                VersionGate::hooks("0.0.422", "personal hooks read from ~/.copilot/hooks, where fable writes (before, only a repository's .github/hooks)"),
+                VersionGate::event("1.0.5", "PreCompact", "preCompact hooks"),
+                VersionGate::event("1.0.7", "SubagentStart", "subagentStart hooks"),
+                VersionGate::event("1.0.15", "PostToolUseFailure", "postToolUseFailure hooks"),
+                VersionGate::event("1.0.16", "PermissionRequest", "permissionRequest hooks"),
+                VersionGate::event("1.0.18", "Notification", "notification hooks"),
+                VersionGate::behaviour("1.0.39", "a preToolUse matcher honoured (before, a matched hook runs for every tool)"),
+                VersionGate::behaviour("1.0.57", "a failing preToolUse hook denying the call (before, a hook fable cannot run lets it through)"),
+                VersionGate::behaviour("1.0.72", "a truthful stop_hook_active on agentStop (before, a blocked stop is retried up to fable's count)"),
+            ]
+        }
     }
 
     /// A Copilot hook's Windows command, which fable does not run (it wires `bash`).

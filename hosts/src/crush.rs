@@ -28,7 +28,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, pass_through};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, MachineTier, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, MachineTier, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -73,6 +73,19 @@ fn crush_matcher(m: &str) -> Option<String> {
 impl HostSpec for Crush {
     fn binary(&self) -> Option<&'static str> {
         Some("crush")
+    }
+
+    /// From Crush's tags (charmbracelet/crush): hooks, PreToolUse only, from v0.63.0 (v0.62.1
+    /// has no `internal/hooks`); the Claude form's `additionalContext` reaches the model from
+    /// v0.80.0 (v0.79.1's `hookSpecificOutput` reads only the permission fields), and fable
+    /// answers in that form.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const {
+            &[
+                VersionGate::hooks("0.63.0", "hooks (PreToolUse)"),
+                VersionGate::behaviour("0.80.0", "a hook's additionalContext passed to the model (before, dropped)"),
+            ]
+        }
     }
 
     fn name(&self) -> &'static str {

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::claude::pass_through;
 use crate::output::{block_stderr, note, Outcome, Verdict};
 use crate::event::squash;
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::{Event, Host};
 
@@ -101,6 +101,15 @@ const KNOWN_EVENTS: &[&str] = &[
 impl HostSpec for Cursor {
     fn binary(&self) -> Option<&'static str> {
         Some("cursor-agent")
+    }
+
+    /// `cursor-agent --version` names a dated build (`2026.05.16-0338208`), not the editor's
+    /// release, so its gates are build dates. Cursor publishes no CLI artefact fable can read;
+    /// from the documents found (the editor's 2.4 changelog, 2026-01-22, brought preToolUse
+    /// and postToolUse; integrators date the CLI's hooks from its 2026.01.16 build), hooks run
+    /// from the 2026.01.16 build.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[VersionGate::hooks("2026.01.16", "hooks (the editor's since 1.7; the CLI's from this build)")] }
     }
 
     fn known_event_names(&self) -> Option<&'static [&'static str]> {

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, SettingsLocation, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -62,6 +62,14 @@ impl HostSpec for Droid {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("0.225.2")
+    }
+
+    /// From Factory's release notes (Factory-AI/factory `docs/changelog/release-notes.mdx`;
+    /// npm holds no Droid before 0.99.0, and every binary since has all nine events): hooks
+    /// arrived in 0.24.0 behind an experimental switch in `/settings` and are always on from
+    /// 0.27.4.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[VersionGate::hooks("0.27.4", "hooks on without the experimental switch in /settings (none before 0.24.0)")] }
     }
 
     fn name(&self) -> &'static str {

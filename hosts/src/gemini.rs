@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::command_entry_in;
 use crate::output::{block_stderr, claude_context, note, Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, TimeoutUnit, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, MachineSwitch, MachineTier, SettingsLocation, Storage, TimeoutUnit, ToolTable, VersionGate};
 use crate::synthetic::{obj, rfc3339_now, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -52,6 +52,27 @@ impl HostSpec for Gemini {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("0.61.0")
+    }
+
+    /// From the npm packages (`@google/gemini-cli` and `-core`, each release against the one
+    /// before it on the registry; every event named in the enum since 0.13.0, so these are the
+    /// first call sites): BeforeAgent and AfterAgent fire from 0.19.1 (0.18.4 has no hook
+    /// system); BeforeTool, AfterTool and Notification from 0.20.0 (`coreToolHookTriggers`;
+    /// 0.19.4 has none); SessionStart, SessionEnd and PreCompress from 0.21.3 (0.20.2 only
+    /// defines them); hooks are on by default from 0.26.0 (`hooksConfig.enabled`, default
+    /// true; 0.25.0 wants `hooks.enabled`, default false).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const {
+            &[
+                VersionGate::event("0.20.0", "PreToolUse", "BeforeTool hooks"),
+                VersionGate::event("0.20.0", "PostToolUse", "AfterTool hooks"),
+                VersionGate::event("0.20.0", "Notification", "Notification hooks"),
+                VersionGate::event("0.21.3", "SessionStart", "SessionStart hooks"),
+                VersionGate::event("0.21.3", "SessionEnd", "SessionEnd hooks"),
+                VersionGate::event("0.21.3", "PreCompact", "PreCompress hooks"),
+                VersionGate::hooks("0.26.0", "hooks on by default (before, only with tools.enableHooks or hooks.enabled set; none before 0.19.1)"),
+            ]
+        }
     }
 
     /// A Gemini CLI extension's variables (geminicli.com, "Extensions": `${extensionPath}`,

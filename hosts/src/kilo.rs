@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::opencode::{self, OpenCode};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::Ctx;
 use crate::Event;
 
@@ -43,6 +43,13 @@ impl HostSpec for Kilo {
 
     fn tested_since(&self) -> Option<&'static str> {
         Some("7.7.7")
+    }
+
+    /// The oldest release on npm, 7.0.33, already has every hook fable's plugin uses, with the
+    /// call's `args` in `tool.execute.after` (its binary's embedded JavaScript); the Kilo CLI
+    /// 1.0 line forked OpenCode about 1.1.51, before OpenCode added them in 1.1.65.
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[VersionGate::behaviour("7.0.33", "the call's arguments in tool.execute.after (PostToolUse's tool_input)")] }
     }
 
     fn name(&self) -> &'static str {

@@ -31,7 +31,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::claude_form;
 use crate::output::{Outcome, Verdict, BLOCK_PREFIX};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -73,6 +73,22 @@ impl HostSpec for Kimi {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("2.1.0")
+    }
+
+    /// Kimi Code's source history (MoonshotAI/kimi-code): PermissionRequest joined the hook
+    /// events in 0.8.0 ("feat: add permission approval hooks (#336)"; the 0.7.0 release's
+    /// `hooks/types.ts` lacks it; every release on npm, 0.10.0 on, has all 13 events).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[VersionGate::event("0.8.0", "PermissionRequest", "PermissionRequest hooks")] }
+    }
+
+    /// The legacy Python Kimi CLI (PyPI `kimi-cli`, `kimi, version 1.52.0`) is also `kimi`, but
+    /// reads `~/.kimi`, not Kimi Code's `~/.kimi-code`: its release says nothing of Kimi Code's.
+    fn release(&self, said: &str) -> Option<String> {
+        if said.trim_start().starts_with("kimi, version") {
+            return None;
+        }
+        crate::version::parse(said)
     }
 
     fn name(&self) -> &'static str {
@@ -204,6 +220,14 @@ mod tests {
     use super::*;
     use crate::Host;
     use std::path::Path;
+
+    /// The legacy Python `kimi` answers `kimi, version 1.52.0`: not a Kimi Code release, so it
+    /// does not pass Kimi Code's 0.x gates.
+    #[test]
+    fn the_python_kimi_cli_is_not_read_as_a_kimi_code_release() {
+        assert_eq!(Kimi.release("2.1.0\n").as_deref(), Some("2.1.0"));
+        assert_eq!(Kimi.release("kimi, version 1.52.0\n"), None);
+    }
 
     #[test]
     fn kimi_entries_hold_only_the_keys_kimi_accepts() {

@@ -17,8 +17,8 @@ pub mod version;
 pub use event::Event;
 pub use output::{Outcome, Verdict, BLOCK_PREFIX};
 pub use spec::{
-    dropped_key_effect, EntrySpec, HostSpec, Layout, MachineSwitch, MachineTier, ManagedOnly,
-    SettingsLocation, Storage, TimeoutUnit, VersionGate,
+    dropped_key_effect, EntrySpec, GateKind, HostSpec, Layout, MachineSwitch, MachineTier,
+    ManagedOnly, SettingsLocation, Storage, TimeoutUnit, VersionGate,
 };
 
 /// Declares the hosts: the `Host` enum, its list and each variant's spec, from one line per

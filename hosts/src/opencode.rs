@@ -30,7 +30,7 @@ use serde_json::{json, Map, Value};
 
 use crate::jsmodule;
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx};
 use crate::Event;
 
@@ -128,6 +128,18 @@ impl HostSpec for OpenCode {
     }
     fn tested_since(&self) -> Option<&'static str> {
         Some("1.18.33")
+    }
+
+    /// From the released binaries (opencode-linux-x64 on npm, its embedded JavaScript): 1.1.11
+    /// globs `{plugin,plugins}/*.{ts,js}` where 1.0.185 read only `plugin/`, so fable's file in
+    /// `plugins/` never loads before it; 1.1.65 passes the call's `args` to
+    /// `tool.execute.after` where 1.1.58 passed only `{tool, sessionID, callID}` (PostToolUse
+    /// then has no `tool_input`).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[
+            VersionGate::hooks("1.1.11", "plugins read from plugins/, where fable writes its plugin"),
+            VersionGate::behaviour("1.1.65", "the call's arguments in tool.execute.after (PostToolUse's tool_input)"),
+        ] }
     }
 
     fn name(&self) -> &'static str {

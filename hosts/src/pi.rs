@@ -30,7 +30,7 @@ use serde_json::{json, Map, Value};
 
 use crate::jsmodule;
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, Layout, SettingsLocation, Storage, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -132,6 +132,19 @@ impl HostSpec for Pi {
 
     fn tested_since(&self) -> Option<&'static str> {
         Some("0.73.1")
+    }
+
+    /// From the npm packages (plain JavaScript in `dist/`) and pi's CHANGELOG.md: 0.35.0 renamed
+    /// hooks to extensions and reads `~/.pi/agent/extensions/` (0.32.3 reads only
+    /// `~/.pi/agent/hooks/`; 0.37.2 has the extensions loader); 0.37.3 added
+    /// `pi.sendUserMessage`, which carries a blocked stop back (0.37.2 has none, 0.37.8 has it).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const {
+            &[
+                VersionGate::hooks("0.35.0", "extensions read from ~/.pi/agent/extensions, where fable writes its extension"),
+                VersionGate::behaviour("0.37.3", "a blocked stop sent back as the next user message (pi.sendUserMessage); before it the block is lost"),
+            ]
+        }
     }
 
     fn name(&self) -> &'static str {

@@ -34,7 +34,7 @@ use serde_json::{json, Map, Value};
 
 use crate::claude::{claude_form, command_entry, EVENTS};
 use crate::output::{Outcome, Verdict};
-use crate::spec::{EntrySpec, HostSpec, SettingsLocation, ToolTable};
+use crate::spec::{EntrySpec, HostSpec, SettingsLocation, ToolTable, VersionGate};
 use crate::synthetic::{obj, Ctx, PROBE_SESSION_ID};
 use crate::Event;
 
@@ -50,6 +50,14 @@ const TOOLS: ToolTable = &[
 impl HostSpec for Qoder {
     fn binary(&self) -> Option<&'static str> {
         Some("qodercli")
+    }
+
+    /// Only two releases on npm carry Qoder's code, 1.0.12 and 1.1.52, with the same events:
+    /// 1.1.52's hook schema has `rewakeMessage` and `rewakeSummary`, which fable passes through
+    /// from a plugin's entries, and 1.0.12's has neither (the first release with them is
+    /// between the two, so this says 1.1.52 at the latest).
+    fn version_gates(&self) -> &'static [VersionGate] {
+        const { &[VersionGate::behaviour("1.1.52", "an entry's rewakeMessage and rewakeSummary (before, dropped)")] }
     }
 
     fn name(&self) -> &'static str {

@@ -67,11 +67,10 @@ impl HostSpec for Qwen {
     /// bundles of 0.23.3 and earlier, and of the 0.15 line, hard-code `true`): before it, a
     /// blocked stop costs up to the blocked-stop count in extra model turns.
     fn version_gates(&self) -> &'static [VersionGate] {
-        &[VersionGate {
-            since: "0.23.4",
-            event: None,
-            what: "a truthful stop_hook_active (a blocked stop is retried once, not up to fable's count)",
-        }]
+        const { &[VersionGate::behaviour(
+            "0.23.4",
+            "a truthful stop_hook_active (a blocked stop is retried once, not up to fable's count)",
+        )] }
     }
 
     fn name(&self) -> &'static str {

@@ -184,17 +184,66 @@ pub enum ManagedOnly {
 }
 
 /// Something a host does only from one release on: fable reads the installed version
-/// (`installer::hostver`) and the doctor reports what the installed one lacks.
+/// (`installer::hostver`) and the doctor reports what the installed one lacks. Each is proven
+/// from the host's released artefacts (the release that has it and the one before that lacks
+/// it), named in a comment beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VersionGate {
     /// The first release that has it (`0.145.0`).
     pub since: &'static str,
-    /// The event it sends from then on, if it is an event: its name in a manifest (Claude
-    /// Code's, `SessionEnd`; also names fable has no [`Event`] for, which reach Claude Code as
-    /// written, such as `PreModelSwitch`).
-    pub event: Option<&'static str>,
+    /// What kind of thing it is.
+    pub kind: GateKind,
     /// What it is, for messages (`SessionEnd hooks`).
     pub what: &'static str,
+}
+
+/// What a [`VersionGate`] holds back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateKind {
+    /// An event the host sends from then on, by its name in a manifest (Claude Code's,
+    /// `SessionEnd`; also names fable has no [`Event`] for, which reach Claude Code as written,
+    /// such as `PreModelSwitch`): install skips it before, the doctor reports an entry of it.
+    Event(&'static str),
+    /// A behaviour fable relies on (Qwen's truthful `stop_hook_active`): worth a warning,
+    /// nothing to unwire.
+    Behaviour,
+    /// Running fable's hooks at all (the hook system, or reading the place fable writes to):
+    /// before it none of them runs, which the doctor reports as an error.
+    Hooks,
+}
+
+impl VersionGate {
+    /// The manifest event `since` adds.
+    pub const fn event(since: &'static str, event: &'static str, what: &'static str) -> Self {
+        VersionGate {
+            since,
+            kind: GateKind::Event(event),
+            what,
+        }
+    }
+    /// A behaviour fable relies on from `since`.
+    pub const fn behaviour(since: &'static str, what: &'static str) -> Self {
+        VersionGate {
+            since,
+            kind: GateKind::Behaviour,
+            what,
+        }
+    }
+    /// Fable's hooks run at all only from `since`.
+    pub const fn hooks(since: &'static str, what: &'static str) -> Self {
+        VersionGate {
+            since,
+            kind: GateKind::Hooks,
+            what,
+        }
+    }
+    /// The manifest event the gate holds back, if it is an event.
+    pub const fn gated_event(&self) -> Option<&'static str> {
+        match self.kind {
+            GateKind::Event(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// A table of Claude Code tool names and the host's names for them.
@@ -274,6 +323,11 @@ pub trait HostSpec: Sync {
     /// The command that runs the host's CLI (found on `PATH` to read its version), if it has one.
     fn binary(&self) -> Option<&'static str> {
         None
+    }
+    /// The host's release in what its CLI printed for `--version` (stdout, then stderr): the
+    /// first `N.N.N` ([`crate::version::parse`]); `None` when the program is not this host's.
+    fn release(&self, said: &str) -> Option<String> {
+        crate::version::parse(said)
     }
     /// The releases from which the host has what fable relies on ([`VersionGate`]).
     fn version_gates(&self) -> &'static [VersionGate] {

@@ -120,7 +120,7 @@ pub fn detect(home: &FableHome, hosts: &[Host]) -> Vec<Installed> {
             let version = match cached {
                 Some(e) => e.version.clone(),
                 None => {
-                    let version = ask(&binary);
+                    let version = ask(host, &binary);
                     if let Some((size, mtime_ns)) = stamp {
                         cache.binaries.insert(
                             key,
@@ -178,8 +178,8 @@ fn stamp(binary: &Path) -> Option<(u64, i128)> {
     ))
 }
 
-/// Runs `binary --version` (bounded) and reads the release off its output.
-fn ask(binary: &Path) -> Option<String> {
+/// Runs `binary --version` (bounded) and reads `host`'s release off its output.
+fn ask(host: Host, binary: &Path) -> Option<String> {
     let run = Bounded::new()
         .deadline(DEADLINE)
         .stdout(Capture::keep(4096).limit(64 * 1024))
@@ -191,5 +191,5 @@ fn ask(binary: &Path) -> Option<String> {
         String::from_utf8_lossy(&run.stdout.head),
         String::from_utf8_lossy(&run.stderr.head)
     );
-    fable_hosts::version::parse(&text)
+    host.spec().release(&text)
 }

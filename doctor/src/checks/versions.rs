@@ -2,9 +2,13 @@
 //! `fable_installer::hostver`: bounded, cached by the binary's path, size and mtime): a
 //! release older than the oldest one fable's real-client suite ran against is untested (a
 //! warning), and an entry fable wired for an event the installed release does not send yet
-//! never fires (`host.event_unsupported`, an error: Codex before 0.145.0 has no SessionEnd).
+//! never fires (`host.event_unsupported`, an error: Codex before 0.145.0 has no SessionEnd);
+//! a release that runs none of fable's hooks is an error too (`host.no_hooks`: OpenCode before
+//! 1.1.11 reads no `plugins/`), and one without a behaviour fable relies on a warning
+//! (`host.behaviour`).
 //! Where no CLI is on `PATH`, fable assumes the newest behaviour it knows and says so.
 
+use fable_hosts::GateKind;
 use fable_installer::hostver;
 use fable_installer::profiles::Profile;
 use fable_installer::FableHome;
@@ -57,18 +61,26 @@ pub fn check_versions(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
             )),
         }
         for gate in installed.lacks() {
-            let Some(event) = gate.event else {
-                // A behaviour, not an event: worth knowing, nothing to unwire.
-                out.push(
-                    Finding::new(
-                        "host.behaviour",
-                        Severity::Warn,
-                        &subject,
-                        format!("{host} {version}: {} only from {}", gate.what, gate.since),
-                    )
-                    .with_fix(format!("upgrade {host} to {} or later", gate.since)),
-                );
-                continue;
+            let event = match gate.kind {
+                GateKind::Event(event) => event,
+                // A behaviour: worth knowing, nothing to unwire. No hooks at all: every entry
+                // fable wired for the host is dead until it is upgraded.
+                GateKind::Behaviour | GateKind::Hooks => {
+                    let (id, severity) = match gate.kind {
+                        GateKind::Hooks => ("host.no_hooks", Severity::Error),
+                        _ => ("host.behaviour", Severity::Warn),
+                    };
+                    out.push(
+                        Finding::new(
+                            id,
+                            severity,
+                            &subject,
+                            format!("{host} {version}: {} only from {}", gate.what, gate.since),
+                        )
+                        .with_fix(format!("upgrade {host} to {} or later", gate.since)),
+                    );
+                    continue;
+                }
             };
             let Some(name) = host.event_name(event) else {
                 continue;

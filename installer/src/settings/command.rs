@@ -54,7 +54,9 @@ impl Target {
         host.spec()
             .version_gates()
             .iter()
-            .find(|g| g.event == Some(event) && !fable_hosts::version::at_least(version, g.since))
+            .find(|g| {
+                g.gated_event() == Some(event) && !fable_hosts::version::at_least(version, g.since)
+            })
             .map(|g| (version, g))
     }
 }
