@@ -153,13 +153,20 @@ fn every_host_with_a_cli_has_a_release_boundary() {
 fn check_gate(host: Host, gate: &VersionGate) {
     let (env, bin, path) = sandbox(host);
     let src = env.root().join("gated");
-    let control = "Stop";
-    let gated = gate.gated_event().unwrap_or(control);
+    // The gated event, and two every host wires one of (Cline and Crush have no Stop).
+    let mut events = serde_json::Map::new();
+    for (event, command) in [
+        (gate.gated_event().unwrap_or("Stop"), "true gated"),
+        ("Stop", "true stop"),
+        ("PreToolUse", "true pre"),
+    ] {
+        events
+            .entry(event)
+            .or_insert(serde_json::json!([{"hooks": [{"type": "command", "command": command}]}]));
+    }
     write(
         &src.join("hooks/hooks.json"),
-        &format!(
-            r#"{{"hooks": {{"{gated}": [{{"hooks": [{{"type": "command", "command": "true gated"}}]}}], "{control}": [{{"hooks": [{{"type": "command", "command": "true control"}}]}}]}}}}"#
-        ),
+        &serde_json::json!({ "hooks": events }).to_string(),
     );
     let old = before(gate.since);
     stand_in(&bin, host, &old);
@@ -206,6 +213,19 @@ fn check_gate(host: Host, gate: &VersionGate) {
                 GateKind::Hooks => ("host.no_hooks", "error"),
                 _ => ("host.behaviour", "warn"),
             };
+            if gate.kind == GateKind::Hooks {
+                // Install says so, and writes the entries all the same (they run once the host
+                // is upgraded, with nothing to apply).
+                let note = format!(
+                    "{host}: {what} will run none of these hooks: {} only from {}",
+                    gate.what, gate.since
+                );
+                assert!(said.contains(&note), "{host}: wanted {note:?} in:\n{said}");
+                assert!(
+                    !wired(&env, &path, host).is_empty(),
+                    "{host} {old}: nothing written"
+                );
+            }
             let found = findings(&env, &path, id);
             let message = format!("{what}: {} only from {}", gate.what, gate.since);
             assert!(

@@ -59,6 +59,29 @@ impl Target {
             })
             .map(|g| (version, g))
     }
+
+    /// The installed release of `host` and the gate of running fable's hooks at all it does not
+    /// reach (pi before 0.35.0 reads no `extensions/`): the entries are still written, and run
+    /// once the host is upgraded.
+    pub fn runs_no_hooks(
+        &self,
+        host: fable_hosts::Host,
+    ) -> Option<(&str, &'static fable_hosts::VersionGate)> {
+        let version = self
+            .releases
+            .iter()
+            .find(|i| i.host == host)?
+            .version
+            .as_deref()?;
+        host.spec()
+            .version_gates()
+            .iter()
+            .find(|g| {
+                g.kind == fable_hosts::GateKind::Hooks
+                    && !fable_hosts::version::at_least(version, g.since)
+            })
+            .map(|g| (version, g))
+    }
 }
 
 /// The names the plugin environment sets, in the order it sets them.

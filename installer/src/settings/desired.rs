@@ -75,6 +75,14 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
         out.skipped_events = manifest.events.iter().map(|(e, _)| e.clone()).collect();
         return out;
     }
+    if let Some((version, gate)) = target.runs_no_hooks(host) {
+        out.notes.push(format!(
+            "{host}: {host} {version} will run none of these hooks: {} only from {}; upgrade {host}",
+            gate.what,
+            gate.since,
+            host = host.name()
+        ));
+    }
     let mut used_names = BTreeSet::new();
     for (event, groups) in &manifest.events {
         let name = match overrides.and_then(|o| o.events.get(event)) {
