@@ -45,19 +45,7 @@ impl Target {
         host: fable_hosts::Host,
         event: &str,
     ) -> Option<(&str, &'static fable_hosts::VersionGate)> {
-        let version = self
-            .releases
-            .iter()
-            .find(|i| i.host == host)?
-            .version
-            .as_deref()?;
-        host.spec()
-            .version_gates()
-            .iter()
-            .find(|g| {
-                g.gated_event() == Some(event) && !fable_hosts::version::at_least(version, g.since)
-            })
-            .map(|g| (version, g))
+        self.lacking(host, |g| g.gated_event() == Some(event))
     }
 
     /// The installed release of `host` and the gate of running fable's hooks at all it does not
@@ -67,19 +55,21 @@ impl Target {
         &self,
         host: fable_hosts::Host,
     ) -> Option<(&str, &'static fable_hosts::VersionGate)> {
-        let version = self
-            .releases
-            .iter()
-            .find(|i| i.host == host)?
-            .version
-            .as_deref()?;
-        host.spec()
-            .version_gates()
-            .iter()
-            .find(|g| {
-                g.kind == fable_hosts::GateKind::Hooks
-                    && !fable_hosts::version::at_least(version, g.since)
-            })
+        self.lacking(host, |g| g.kind == fable_hosts::GateKind::Hooks)
+    }
+
+    /// The first gate `is` picks that the installed release of `host` does not reach.
+    fn lacking(
+        &self,
+        host: fable_hosts::Host,
+        is: impl Fn(&fable_hosts::VersionGate) -> bool,
+    ) -> Option<(&str, &'static fable_hosts::VersionGate)> {
+        let installed = self.releases.iter().find(|i| i.host == host)?;
+        let version = installed.version.as_deref()?;
+        installed
+            .lacks()
+            .into_iter()
+            .find(|g| is(g))
             .map(|g| (version, g))
     }
 }
