@@ -748,7 +748,11 @@ def inner_main(host, root, fable):
     # ---- run 1: one write (cases 1, 2, 3)
     p = projects["write"]
     s0, _ = inn.state(p)
-    run = inn.run_cli("write", p, fm.Script([fm.write("x.txt", "hi\n"), fm.text()]), deadline=FIRST_RUN_DEADLINE)
+    script = fm.Script([fm.write("x.txt", "hi\n"), fm.text()])
+    if host in SERVED:  # `opencode run` exits at the first idle, racing the Stop hook it starts
+        run = SERVED[host].run_served(inn, "write", p, script, OC.SERVE_DEADLINE, MAX_MODEL_CALLS)
+    else:
+        run = inn.run_cli("write", p, script, deadline=FIRST_RUN_DEADLINE)
     run["host"] = host
     s1, _ = inn.state(p)
     facts["write"] = summarize(run)
