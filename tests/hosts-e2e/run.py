@@ -167,21 +167,35 @@ def npm_installed(host):
 
 
 def ensure_npm(hosts):
+    """Installs the hosts' packages into one tree; returns (why nothing can run, or None;
+    {host: why its package did not install}). When the one install fails, each package is
+    installed on its own, so that one client the registry cannot serve (a version with no
+    linux build) fails alone."""
     hosts = [h for h in hosts if h not in OWN_PREFIX]
     missing = [h for h in hosts if not npm_installed(h)]
     if not missing:
-        return None
+        return None, {}
     if not shutil.which("npm"):
-        return "npm not found"
+        return "npm not found", {}
     os.makedirs(NPM_DIR, exist_ok=True)
     specs = [f"{H.PINNED[h][0]}@{H.PINNED[h][1]}" for h in ALL_HOSTS if h not in OWN_PREFIX]  # one tree
-    log(f"hosts-e2e: npm install {' '.join(specs)} (prefix {NPM_DIR})")
-    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR,
-                        "--cache", os.path.join(WORK, "npm-cache"), *specs],
-                       capture_output=True, text=True, timeout=900)
-    if r.returncode != 0 or any(not npm_installed(h) for h in hosts):
-        return "npm install failed: " + r.stderr.strip()[-500:]
-    return None
+
+    def install(specs):
+        log(f"hosts-e2e: npm install {' '.join(specs)} (prefix {NPM_DIR})")
+        return subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR,
+                               "--cache", os.path.join(WORK, "npm-cache"), *specs],
+                              capture_output=True, text=True, timeout=900)
+
+    r = install(specs)
+    if r.returncode == 0 and all(npm_installed(h) for h in hosts):
+        return None, {}
+    failed = {}
+    for h in [h for h in hosts if not npm_installed(h)]:
+        r = install([f"{H.PINNED[h][0]}@{H.PINNED[h][1]}"])
+        if r.returncode != 0 or not npm_installed(h):
+            lines = [ln for ln in r.stderr.strip().splitlines() if "npm error" in ln]
+            failed[h] = "npm install failed: " + " | ".join(lines[-3:] or [r.stderr.strip()[-300:]])
+    return None, failed
 
 
 def load_xfail(path):
@@ -232,14 +246,12 @@ def outer(args):
         print("FAIL hosts-e2e setup: no fable binary (cargo build --release, or set FABLE_BIN)")
         print("0 passed, 1 failed")
         return 1
-    why = ensure_npm(hosts)
+    why, not_installed = ensure_npm(hosts)
     if why:
-        if "npm not found" in why:
-            print(f"SKIP hosts-e2e: {why}")
-            return 0
-        print(f"FAIL hosts-e2e setup: {why}")
-        print("0 passed, 1 failed")
-        return 1
+        print(f"SKIP hosts-e2e: {why}")
+        return 0
+    for h in not_installed:
+        hosts.remove(h)
     host_skips = []
     for h in [h for h in hosts if h in OWN_PREFIX]:
         why = OWN_PREFIX[h].ensure(log)
@@ -277,6 +289,9 @@ def outer(args):
             results[h] = {"cases": {c: ["FAIL", "harness error: " + tail.replace("\n", " | ")]
                                     for c in CASES}, "facts": {}}
     passed = failed = skipped = xfailed = xpassed = 0
+    for h, why in not_installed.items():
+        print(f"FAIL {h} setup: {why}")
+        failed += 1
     for h, why in host_skips:
         print(f"SKIP {h}: not installed ({why})")
         skipped += 1
