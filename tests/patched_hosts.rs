@@ -311,6 +311,42 @@ fn droid_settings_keep_their_comments_and_other_keys() {
     assert_eq!(shadowed.len(), 1, "{report}");
     assert!(shadowed[0]["message"].as_str().unwrap().contains("Stop"));
     std::fs::remove_file(env.home.join(".factory/hooks.json")).unwrap();
+    // Fable's own entries match Droid's schema; one entry of the user's that does not (Droid
+    // runs only command hooks) makes Droid ignore the whole file: an error naming the place.
+    let schema = |env: &TestEnv| -> Vec<Value> {
+        let out = env
+            .fable()
+            .args(["doctor", "--json", "--no-probe"])
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["id"] == "profile.droid_schema")
+            .cloned()
+            .collect()
+    };
+    assert!(schema(&env).is_empty());
+    let installed = std::fs::read_to_string(&f).unwrap();
+    let broken = installed.replacen(
+        "\"hooks\": {",
+        "\"hooks\": {\n    \"SessionEnd\": [{\"hooks\": [{\"type\": \"prompt\", \"prompt\": \"sum up\"}]}],",
+        1,
+    );
+    assert_ne!(broken, installed);
+    write(&f, &broken);
+    let found = schema(&env);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["severity"], "error");
+    assert!(
+        found[0]["message"].as_str().unwrap().ends_with(
+            "hooks.SessionEnd[0].hooks[0]: type is not \"command\" (Droid runs only command hooks)"
+        ),
+        "{found:#?}"
+    );
+    write(&f, &installed);
     env.ok(["uninstall"]);
     assert_eq!(std::fs::read_to_string(&f).unwrap(), user);
 }

@@ -10,6 +10,7 @@
 //! lists them; `crate::run` runs the groups themselves.
 
 mod codex;
+mod droid;
 mod versions;
 pub use codex::untrusted_of as codex_untrusted_of;
 pub use versions::check_versions;

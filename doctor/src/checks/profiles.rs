@@ -202,7 +202,7 @@ pub(super) fn check_switches(parsed: &ParsedProfile, subject: &str) -> Vec<Findi
         return unknown_events(parsed, subject, known);
     }
     if parsed.profile.host == Host::Droid {
-        return droid_switch(parsed, subject);
+        return super::droid::check(parsed, subject);
     }
     if !matches!(parsed.profile.host, Host::Claude | Host::Qwen) {
         return out;
@@ -290,78 +290,6 @@ fn unknown_events(parsed: &ParsedProfile, subject: &str, known: &[&str]) -> Vec<
     .with_fix(format!(
         "remove or rename {} in {path} (a name fable did not write is yours to fix)",
         unknown.join(", ")
-    ))]
-}
-
-/// Droid skips every hook of a file whose `hooks.hooksDisabled` is true, and for an event
-/// that `hooks.json` beside `settings.json` also defines it runs `hooks.json`'s list only
-/// (Droid 0.225).
-fn droid_switch(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
-    let mut out = droid_shadowed(parsed, subject);
-    let off = parsed.value.pointer("/hooks/hooksDisabled") == Some(&Value::Bool(true));
-    if !off {
-        return out;
-    }
-    let severity = if parsed.entries.is_empty() {
-        Severity::Warn
-    } else {
-        Severity::Error
-    };
-    out.push(
-        Finding::new(
-            "profile.hooks_disabled",
-            severity,
-            subject,
-            "\"hooks\": {\"hooksDisabled\": true} — Droid runs no hook of this file, fable's included",
-        )
-        .with_fix(format!(
-            "remove \"hooksDisabled\" from the \"hooks\" of {} (a setting fable leaves to you)",
-            parsed.profile.path.display()
-        )),
-    );
-    out
-}
-
-/// The events of this `settings.json` that Droid's `hooks.json` beside it also defines: Droid
-/// runs `hooks.json`'s list for them, and this file's entries there (fable's included) never.
-fn droid_shadowed(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
-    let path = parsed.profile.path.with_file_name("hooks.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return Vec::new();
-    };
-    let syntax = fable_installer::settings::syntax::Syntax::JsonWithComments;
-    let Ok(Value::Object(other)) = syntax.parse_value(&text) else {
-        return Vec::new();
-    };
-    let mut events: Vec<&str> = parsed
-        .entries
-        .iter()
-        .map(|e| e.event.as_str())
-        .filter(|e| {
-            other
-                .get(*e)
-                .is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
-        })
-        .collect();
-    events.dedup();
-    if events.is_empty() {
-        return Vec::new();
-    }
-    vec![Finding::new(
-        "profile.shadowed",
-        Severity::Warn,
-        subject,
-        format!(
-            "{} also defines {}: Droid runs that file's hooks for these events, not this file's (fable's included)",
-            path.display(),
-            events.join(", ")
-        ),
-    )
-    .with_fix(format!(
-        "move your hooks of {} from {} into {} (fable leaves hooks.json to you)",
-        events.join(", "),
-        path.display(),
-        parsed.profile.path.display()
     ))]
 }
 
