@@ -61,6 +61,20 @@ pub struct WatchedFile {
     pub path: PathBuf,
     /// The identities of the commands it held when the watch list was written.
     pub baseline: BTreeSet<String>,
+    /// The file's events are its top-level keys, not under `hooks` (Droid's `hooks.json`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub events_at_top: bool,
+}
+
+impl WatchedFile {
+    /// Every hook command of the file's parsed `doc`, with its event ([`commands`]).
+    pub fn commands(&self, doc: Value) -> Vec<(String, String)> {
+        if self.events_at_top {
+            commands(&serde_json::json!({ "hooks": doc }))
+        } else {
+            commands(&doc)
+        }
+    }
 }
 
 /// An `[[allow]]` rule: a command, a script's sha256, or both.
@@ -275,7 +289,7 @@ pub fn check(fable_home: &Path) -> Vec<Appeared> {
             .and_then(|b| String::from_utf8(b).ok())
             .and_then(|t| parse(&f.path, &t));
         if let Some(doc) = doc {
-            let found = commands(&doc);
+            let found = f.commands(doc);
             for (event, command) in &found {
                 let id = ident(command);
                 if !f.baseline.contains(&id)

@@ -19,6 +19,7 @@ fn setup(d: &Path, baseline: &[&str], allow: Vec<AllowIdentity>) -> PathBuf {
         files: vec![WatchedFile {
             path: file.clone(),
             baseline: baseline.iter().map(|c| ident(c)).collect(),
+            events_at_top: false,
         }],
         allow,
     };

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fable_snapshot::watch::{commands, ident, AllowIdentity, WatchList, WatchedFile, WATCH_FILE};
+use fable_snapshot::watch::{ident, AllowIdentity, WatchList, WatchedFile, WATCH_FILE};
 
 use super::files::{self, Form};
 use crate::error::{Error, Result};
@@ -36,9 +36,10 @@ pub fn build(home: &FableHome, known: &HashMap<PathBuf, Arc<str>>) -> Result<Wat
     };
     for file in files::host_files(&profiles, None)? {
         // Files fable writes whole, and plugin modules, are not watched (see the design).
-        if file.form != Form::Settings || file.owned_by.is_some() {
+        if file.form == Form::Plugin || file.owned_by.is_some() {
             continue;
         }
+        let events_at_top = file.form == Form::TopLevel;
         let mut baseline = BTreeSet::new();
         // A file that does not parse now has no baseline: what it holds once it parses is
         // compared as new, which errs towards a warning.
@@ -50,15 +51,22 @@ pub fn build(home: &FableHome, known: &HashMap<PathBuf, Arc<str>>) -> Result<Wat
         };
         // Parsed as the evaluator parses it (`watch::parse`: strict JSON or TOML), so that the
         // baseline and the evaluator's sets are of the same commands.
+        let mut watched = WatchedFile {
+            path: file.path,
+            baseline: BTreeSet::new(),
+            events_at_top,
+        };
         if let Some(text) = text {
-            if let Some(doc) = fable_snapshot::watch::parse(&file.path, &text) {
-                baseline = commands(&doc).iter().map(|(_, c)| ident(c)).collect();
+            if let Some(doc) = fable_snapshot::watch::parse(&watched.path, &text) {
+                baseline = watched
+                    .commands(doc)
+                    .iter()
+                    .map(|(_, c)| ident(c))
+                    .collect();
             }
         }
-        list.files.push(WatchedFile {
-            path: file.path,
-            baseline,
-        });
+        watched.baseline = baseline;
+        list.files.push(watched);
     }
     Ok(list)
 }
