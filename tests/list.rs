@@ -825,3 +825,55 @@ fn droids_hooks_json_is_listed_and_left_alone() {
     assert_eq!(std::fs::read_to_string(&top).unwrap(), text);
     assert!(legacy.exists());
 }
+
+/// Code a project runs in its agents is listed as plugins of the project: OpenCode's and
+/// Kilo's `{plugin,plugins}/` modules and pi's extensions, and the user's OpenCode `plugin/`
+/// beside `plugins/`, each foreign with the persistence signal.
+#[test]
+fn project_plugins_and_extensions_are_listed() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home.join(".config/opencode/plugins")).unwrap();
+    let project = env.root().join("proj");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let planted = [
+        (project.join(".opencode/plugin/a.js"), "opencode", "project"),
+        (project.join(".kilo/plugins/b.ts"), "kilo", "project"),
+        (project.join(".pi/extensions/c.ts"), "pi", "project"),
+        (
+            env.home.join(".config/opencode/plugin/d.js"),
+            "opencode",
+            "user",
+        ),
+    ];
+    for (path, _, _) in &planted {
+        write(path, "export default async () => ({})\n");
+    }
+    let out = env
+        .fable()
+        .current_dir(&project)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (path, host, scope) in &planted {
+        let row = list["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["file"] == path.to_str().unwrap())
+            .unwrap_or_else(|| panic!("{} not listed: {list:#}", path.display()));
+        assert_eq!(row["host"], *host, "{row:#}");
+        assert_eq!(row["scope"], *scope, "{row:#}");
+        assert_eq!(row["kind"], "plugin", "{row:#}");
+        assert_eq!(row["owner"], "foreign", "{row:#}");
+        assert!(
+            row["signals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "persistence"),
+            "{row:#}"
+        );
+    }
+}

@@ -22,6 +22,10 @@
 //! - Auggie: `.augment/settings.json` and `.augment/settings.local.json`
 //!   (docs.augmentcode.com/cli/hooks, "Settings File Locations").
 //! - Windsurf: `.windsurf/hooks.json` at the workspace root (docs.windsurf.com, Cascade hooks).
+//! - OpenCode and Kilo Code: the modules of `.opencode/` and `.kilo/` `{plugin,plugins}/`, and
+//!   of the user's `plugin/` beside `plugins/` (from their binaries' embedded JavaScript:
+//!   `{plugin,plugins}/*.{ts,js}` in each config directory); pi: `.pi/extensions/` (its
+//!   extension loader).
 
 use std::path::{Path, PathBuf};
 
@@ -110,7 +114,14 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
                 form: Form::Settings,
                 owned_by: None,
             }),
-            Storage::OwnedFile { .. } => out.extend(dir_files(p.host, scope, &p.path)?),
+            Storage::OwnedFile { .. } => {
+                out.extend(dir_files(p.host, scope, &p.path)?);
+                // OpenCode and Kilo also run the modules of the singular `plugin/` beside
+                // `plugins/` (OpenCode's binaries up to 1.18.33 glob `{plugin,plugins}`).
+                if matches!(p.host, Host::OpenCode | Host::Kilo) {
+                    out.extend(dir_files(p.host, scope, &p.path.with_file_name("plugin"))?);
+                }
+            }
         }
         if p.host == Host::Droid && scope == Scope::User {
             for path in [
@@ -157,6 +168,18 @@ pub fn host_files(profiles: &[Profile], project: Option<&Path>) -> Result<Vec<Ho
             Scope::Project,
             &root.join(".github/hooks"),
         )?);
+        // Code the project runs in its agents: OpenCode's and Kilo's plugin modules (each
+        // globs `{plugin,plugins}/*.{ts,js}` in its project directory; Kilo reads `.opencode/`
+        // too, listed once as OpenCode's), pi's extensions.
+        for (host, rel) in [
+            (Host::OpenCode, ".opencode/plugin"),
+            (Host::OpenCode, ".opencode/plugins"),
+            (Host::Kilo, ".kilo/plugin"),
+            (Host::Kilo, ".kilo/plugins"),
+            (Host::Pi, ".pi/extensions"),
+        ] {
+            out.extend(dir_files(host, Scope::Project, &root.join(rel))?);
+        }
     }
     // A project that is the home directory shares its files with the user profiles.
     let mut seen: Vec<PathBuf> = Vec::new();
