@@ -296,24 +296,8 @@ fn droid_settings_keep_their_comments_and_other_keys() {
         &env.home.join(".factory/hooks.json"),
         "{\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"theirs\"}]}]}",
     );
-    let out = env
-        .fable()
-        .args(["doctor", "--json", "--no-probe"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let shadowed: Vec<&Value> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["id"] == "profile.shadowed")
-        .collect();
-    assert_eq!(shadowed.len(), 1, "{report}");
-    assert!(shadowed[0]["message"].as_str().unwrap().contains("Stop"));
-    std::fs::remove_file(env.home.join(".factory/hooks.json")).unwrap();
-    // Fable's own entries match Droid's schema; one entry of the user's that does not (Droid
-    // runs only command hooks) makes Droid ignore the whole file: an error naming the place.
-    let schema = |env: &TestEnv| -> Vec<Value> {
+    // The doctor's open findings `id`.
+    let doctor = |id: &str| -> Vec<Value> {
         let out = env
             .fable()
             .args(["doctor", "--json", "--no-probe"])
@@ -324,11 +308,18 @@ fn droid_settings_keep_their_comments_and_other_keys() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|f| f["id"] == "profile.droid_schema")
+            .filter(|f| f["id"] == id)
             .cloned()
             .collect()
     };
-    assert!(schema(&env).is_empty());
+    let shadowed = doctor("profile.shadowed");
+    assert_eq!(shadowed.len(), 1, "{shadowed:#?}");
+    assert!(shadowed[0]["message"].as_str().unwrap().contains("Stop"));
+    std::fs::remove_file(env.home.join(".factory/hooks.json")).unwrap();
+    // Fable's own entries match Droid's schema; one entry of the user's that does not (Droid
+    // runs only command hooks) makes Droid ignore the whole file: an error naming the place.
+    let schema = || doctor("profile.droid_schema");
+    assert!(schema().is_empty());
     let installed = std::fs::read_to_string(&f).unwrap();
     let broken = installed.replacen(
         "\"hooks\": {",
@@ -337,7 +328,7 @@ fn droid_settings_keep_their_comments_and_other_keys() {
     );
     assert_ne!(broken, installed);
     write(&f, &broken);
-    let found = schema(&env);
+    let found = schema();
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0]["severity"], "error");
     assert!(
