@@ -181,6 +181,27 @@ fn check_gate(host: Host, gate: &VersionGate) {
         ],
     );
     let what = format!("{host} {old}");
+    // `status --json` names the release and what it lacks, for scripts.
+    let lacks = |env: &TestEnv| -> Vec<Value> {
+        let status: Value =
+            serde_json::from_str(&fable(env, &path, &["status".as_ref(), "--json".as_ref()]))
+                .unwrap();
+        let row = status["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["host"] == host.name())
+            .unwrap_or_else(|| panic!("{host} not in {status:#}"))
+            .clone();
+        row["lacks"].as_array().cloned().unwrap_or_default()
+    };
+    let lacked = lacks(&env);
+    assert!(
+        lacked
+            .iter()
+            .any(|l| l["since"] == gate.since && l["what"] == gate.what),
+        "{host} {old}: {lacked:#?}"
+    );
     match gate.kind {
         GateKind::Event(event) => {
             let name = host.event_name(event).unwrap_or_else(|| {
@@ -201,6 +222,10 @@ fn check_gate(host: Host, gate: &VersionGate) {
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
             stand_in(&bin, host, gate.since);
+            assert!(
+                !lacks(&env).iter().any(|l| l["what"] == gate.what),
+                "{host}"
+            );
             fable(&env, &path, &["apply".as_ref(), "--yes".as_ref()]);
             assert!(
                 wired(&env, &path, host).iter().any(|e| e == name),

@@ -21,14 +21,58 @@ use crate::home::FableHome;
 /// How long a host's `--version` may take (a Node CLI's start-up on a loaded machine).
 const DEADLINE: Duration = Duration::from_secs(10);
 
-/// One host's installed CLI, as `status --json` and `list --json` show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One host's installed CLI, as `status --json` and `list --json` show it (with `lacks`, what
+/// the release does not have yet: [`Installed::lacks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
     pub host: Host,
     /// The CLI found on `PATH` (its real path); `None` when there is none.
     pub binary: Option<PathBuf>,
     /// Its release (`0.171.0`); `None` when no binary was found or it did not say.
     pub version: Option<String>,
+}
+
+impl Serialize for Installed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// A gate the release does not reach, for scripts.
+        #[derive(Serialize)]
+        struct Lacked {
+            since: &'static str,
+            /// `event`, `hooks` or `behaviour`.
+            kind: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            event: Option<&'static str>,
+            what: &'static str,
+        }
+        #[derive(Serialize)]
+        struct View<'a> {
+            host: Host,
+            binary: &'a Option<PathBuf>,
+            version: &'a Option<String>,
+            lacks: Vec<Lacked>,
+        }
+        let lacks = self
+            .lacks()
+            .into_iter()
+            .map(|g| Lacked {
+                since: g.since,
+                kind: match g.kind {
+                    fable_hosts::GateKind::Event(_) => "event",
+                    fable_hosts::GateKind::Hooks => "hooks",
+                    fable_hosts::GateKind::Behaviour => "behaviour",
+                },
+                event: g.gated_event(),
+                what: g.what,
+            })
+            .collect();
+        View {
+            host: self.host,
+            binary: &self.binary,
+            version: &self.version,
+            lacks,
+        }
+        .serialize(s)
+    }
 }
 
 impl Installed {
