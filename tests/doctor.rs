@@ -1960,7 +1960,7 @@ fn claude_model_switch_events_wait_for_2_1_251_and_an_old_qwen_is_reported() {
         behaviour[0]["message"]
             .as_str()
             .unwrap()
-            .starts_with("qwen 0.15.10: a truthful stop_hook_active"),
+            .starts_with("qwen 0.15.10 has no truthful stop_hook_active"),
         "{report:#}"
     );
     assert!(

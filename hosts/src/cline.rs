@@ -190,8 +190,8 @@ impl HostSpec for Cline {
     fn version_gates(&self) -> &'static [VersionGate] {
         const {
             &[
-                VersionGate::hooks("3.0.0", "hook files read from ~/.cline/hooks, where fable writes its launchers"),
-                VersionGate::behaviour("3.0.56", "PostToolUse hooks awaited (before, run detached: their output and cancel are dropped)"),
+                VersionGate::hooks("3.0.0", "~/.cline/hooks directory, where fable writes its launchers"),
+                VersionGate::behaviour("3.0.56", "awaited PostToolUse hooks: their output and cancel are dropped"),
             ]
         }
     }

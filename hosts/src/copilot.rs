@@ -80,15 +80,15 @@ impl HostSpec for Copilot {
     fn version_gates(&self) -> &'static [VersionGate] {
         const {
             &[
-                VersionGate::hooks("0.0.422", "personal hooks read from ~/.copilot/hooks, where fable writes (before, only a repository's .github/hooks)"),
+                VersionGate::hooks("0.0.422", "personal hooks in ~/.copilot/hooks, where fable writes: it reads only a repository's .github/hooks"),
                 VersionGate::event("1.0.5", "PreCompact", "preCompact hooks"),
                 VersionGate::event("1.0.7", "SubagentStart", "subagentStart hooks"),
                 VersionGate::event("1.0.15", "PostToolUseFailure", "postToolUseFailure hooks"),
                 VersionGate::event("1.0.16", "PermissionRequest", "permissionRequest hooks"),
                 VersionGate::event("1.0.18", "Notification", "notification hooks"),
-                VersionGate::behaviour("1.0.39", "a preToolUse matcher honoured (before, a matched hook runs for every tool)"),
-                VersionGate::behaviour("1.0.57", "a failing preToolUse hook denying the call (before, a hook fable cannot run lets it through)"),
-                VersionGate::behaviour("1.0.72", "a truthful stop_hook_active on agentStop (before, a blocked stop is retried up to fable's count)"),
+                VersionGate::behaviour("1.0.39", "preToolUse matchers: each preToolUse hook runs for every tool"),
+                VersionGate::behaviour("1.0.57", "denial by a failing preToolUse hook: a hook fable cannot run lets the call through"),
+                VersionGate::behaviour("1.0.72", "truthful stop_hook_active on agentStop: a blocked stop is retried up to fable's count"),
             ]
         }
     }

@@ -82,8 +82,8 @@ impl HostSpec for Crush {
     fn version_gates(&self) -> &'static [VersionGate] {
         const {
             &[
-                VersionGate::hooks("0.63.0", "hooks (PreToolUse)"),
-                VersionGate::behaviour("0.80.0", "a hook's additionalContext passed to the model (before, dropped)"),
+                VersionGate::hooks("0.63.0", "hooks"),
+                VersionGate::behaviour("0.80.0", "additionalContext from hooks: fable's context is dropped"),
             ]
         }
     }

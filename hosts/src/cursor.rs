@@ -109,7 +109,7 @@ impl HostSpec for Cursor {
     /// and postToolUse; integrators date the CLI's hooks from its 2026.01.16 build), hooks run
     /// from the 2026.01.16 build.
     fn version_gates(&self) -> &'static [VersionGate] {
-        const { &[VersionGate::hooks("2026.01.16", "hooks (the editor's since 1.7; the CLI's from this build)")] }
+        const { &[VersionGate::hooks("2026.01.16", "hooks in cursor-agent")] }
     }
 
     fn known_event_names(&self) -> Option<&'static [&'static str]> {

@@ -69,7 +69,12 @@ impl HostSpec for Droid {
     /// arrived in 0.24.0 behind an experimental switch in `/settings` and are always on from
     /// 0.27.4.
     fn version_gates(&self) -> &'static [VersionGate] {
-        const { &[VersionGate::hooks("0.27.4", "hooks on without the experimental switch in /settings (none before 0.24.0)")] }
+        const {
+            &[
+                VersionGate::hooks("0.24.0", "hooks"),
+                VersionGate::behaviour("0.27.4", "hooks on by default: they run only with the experimental switch in /settings on"),
+            ]
+        }
     }
 
     fn name(&self) -> &'static str {

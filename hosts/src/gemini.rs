@@ -70,7 +70,8 @@ impl HostSpec for Gemini {
                 VersionGate::event("0.21.3", "SessionStart", "SessionStart hooks"),
                 VersionGate::event("0.21.3", "SessionEnd", "SessionEnd hooks"),
                 VersionGate::event("0.21.3", "PreCompact", "PreCompress hooks"),
-                VersionGate::hooks("0.26.0", "hooks on by default (before, only with tools.enableHooks or hooks.enabled set; none before 0.19.1)"),
+                VersionGate::hooks("0.19.1", "hooks"),
+                VersionGate::behaviour("0.26.0", "hooks on by default: they run only with tools.enableHooks or hooks.enabled set"),
             ]
         }
     }

@@ -49,7 +49,7 @@ impl HostSpec for Kilo {
     /// call's `args` in `tool.execute.after` (its binary's embedded JavaScript); the Kilo CLI
     /// 1.0 line forked OpenCode about 1.1.51, before OpenCode added them in 1.1.65.
     fn version_gates(&self) -> &'static [VersionGate] {
-        const { &[VersionGate::behaviour("7.0.33", "the call's arguments in tool.execute.after (PostToolUse's tool_input)")] }
+        const { &[VersionGate::behaviour("7.0.33", "tool_input in PostToolUse (tool.execute.after's args)")] }
     }
 
     fn name(&self) -> &'static str {

@@ -137,8 +137,8 @@ impl HostSpec for OpenCode {
     /// then has no `tool_input`).
     fn version_gates(&self) -> &'static [VersionGate] {
         const { &[
-            VersionGate::hooks("1.1.11", "plugins read from plugins/, where fable writes its plugin"),
-            VersionGate::behaviour("1.1.65", "the call's arguments in tool.execute.after (PostToolUse's tool_input)"),
+            VersionGate::hooks("1.1.11", "plugins/ directory, where fable writes its plugin"),
+            VersionGate::behaviour("1.1.65", "tool_input in PostToolUse (tool.execute.after's args)"),
         ] }
     }
 

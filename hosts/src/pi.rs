@@ -141,8 +141,8 @@ impl HostSpec for Pi {
     fn version_gates(&self) -> &'static [VersionGate] {
         const {
             &[
-                VersionGate::hooks("0.35.0", "extensions read from ~/.pi/agent/extensions, where fable writes its extension"),
-                VersionGate::behaviour("0.37.3", "a blocked stop sent back as the next user message (pi.sendUserMessage); before it the block is lost"),
+                VersionGate::hooks("0.35.0", "~/.pi/agent/extensions directory, where fable writes its extension"),
+                VersionGate::behaviour("0.37.3", "pi.sendUserMessage, which carries a blocked stop back: the block is lost"),
             ]
         }
     }

@@ -57,7 +57,7 @@ impl HostSpec for Qoder {
     /// from a plugin's entries, and 1.0.12's has neither (the first release with them is
     /// between the two, so this says 1.1.52 at the latest).
     fn version_gates(&self) -> &'static [VersionGate] {
-        const { &[VersionGate::behaviour("1.1.52", "an entry's rewakeMessage and rewakeSummary (before, dropped)")] }
+        const { &[VersionGate::behaviour("1.1.52", "rewakeMessage and rewakeSummary in entries: they are dropped")] }
     }
 
     fn name(&self) -> &'static str {

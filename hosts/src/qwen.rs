@@ -69,7 +69,7 @@ impl HostSpec for Qwen {
     fn version_gates(&self) -> &'static [VersionGate] {
         const { &[VersionGate::behaviour(
             "0.23.4",
-            "a truthful stop_hook_active (a blocked stop is retried once, not up to fable's count)",
+            "truthful stop_hook_active: a blocked stop is retried up to fable's count",
         )] }
     }
 

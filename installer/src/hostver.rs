@@ -98,8 +98,14 @@ impl Installed {
     }
 }
 
+/// The cache's format: a cache of another (older) one is asked again, since how a host's
+/// answer is read may have changed (2: a host reads its own answer, `HostSpec::release`).
+const FORMAT: u32 = 2;
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Cache {
+    #[serde(default)]
+    format: u32,
     #[serde(default)]
     binaries: BTreeMap<String, Entry>,
 }
@@ -142,8 +148,12 @@ pub fn detect(home: &FableHome, hosts: &[Host]) -> Vec<Installed> {
     let mut cache: Cache = std::fs::read(&path)
         .ok()
         .filter(|b| b.len() < (1 << 20))
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+        .and_then(|b| serde_json::from_slice::<Cache>(&b).ok())
+        .filter(|c| c.format == FORMAT)
+        .unwrap_or(Cache {
+            format: FORMAT,
+            binaries: BTreeMap::new(),
+        });
     let mut dirty = false;
     let out = hosts
         .iter()

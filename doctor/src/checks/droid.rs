@@ -41,7 +41,18 @@ pub(super) fn check(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
 /// The events of this `settings.json` that Droid's `hooks.json` beside it also defines: Droid
 /// runs `hooks.json`'s list for them, and this file's entries there (fable's included) never.
 fn shadowed(parsed: &ParsedProfile, subject: &str) -> Vec<Finding> {
-    let path = parsed.profile.path.with_file_name("hooks.json");
+    // `hooks.json` beside `settings.json`, else the older `hooks/hooks.json` (Droid's
+    // 0.215.0 binary reads the first and falls back to the second; 0.117.0 reads the second).
+    let top = parsed.profile.path.with_file_name("hooks.json");
+    let path = if top.exists() {
+        top
+    } else {
+        parsed
+            .profile
+            .path
+            .with_file_name("hooks")
+            .join("hooks.json")
+    };
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Vec::new();
     };

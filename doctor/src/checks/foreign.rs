@@ -75,10 +75,17 @@ pub fn check_foreign(home: &FableHome) -> Vec<Finding> {
                 format!("{} {} `{command}` ({}) id {}", r.host, r.event, r.file.display(), r.id),
                 message,
             );
+            let edited = inspect::files::form_of(r.host, &r.file, r.kind == inspect::Kind::Plugin)
+                != inspect::files::Form::TopLevel;
             match r.kind {
                 inspect::Kind::Setting => finding.with_fix(format!(
                     "remove `{}` from {} by hand if you did not set it",
                     r.event,
+                    r.file.display()
+                )),
+                // A file fable lists but never edits (Droid's hooks.json): quarantine refuses.
+                _ if !edited => finding.with_fix(format!(
+                    "remove it from {} by hand (or allow it: [[allow]] command = \"...\" in the inventory)",
                     r.file.display()
                 )),
                 _ => finding.with_fix(format!(

@@ -30,7 +30,7 @@ pub fn check_versions(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
         let (Some(binary), Some(version)) = (&installed.binary, &installed.version) else {
             let message = match &installed.binary {
                 Some(b) => format!(
-                    "{} did not say its release; fable assumes the newest behaviour it knows",
+                    "{} did not name a release of {host}; fable assumes the newest behaviour it knows",
                     b.display()
                 ),
                 None => format!(
@@ -66,18 +66,26 @@ pub fn check_versions(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
                 // A behaviour: worth knowing, nothing to unwire. No hooks at all: every entry
                 // fable wired for the host is dead until it is upgraded.
                 GateKind::Behaviour | GateKind::Hooks => {
-                    let (id, severity) = match gate.kind {
-                        GateKind::Hooks => ("host.no_hooks", Severity::Error),
-                        _ => ("host.behaviour", Severity::Warn),
+                    let lacks = format!(
+                        "{host} {version} has no {} (from {})",
+                        gate.what, gate.since
+                    );
+                    let (id, severity, message) = match gate.kind {
+                        // An error where fable wired entries there, which never run.
+                        GateKind::Hooks => (
+                            "host.no_hooks",
+                            if wires(home, profiles, host) {
+                                Severity::Error
+                            } else {
+                                Severity::Warn
+                            },
+                            format!("{lacks}: it runs none of fable's hooks"),
+                        ),
+                        _ => ("host.behaviour", Severity::Warn, lacks),
                     };
                     out.push(
-                        Finding::new(
-                            id,
-                            severity,
-                            &subject,
-                            format!("{host} {version}: {} only from {}", gate.what, gate.since),
-                        )
-                        .with_fix(format!("upgrade {host} to {} or later", gate.since)),
+                        Finding::new(id, severity, &subject, message)
+                            .with_fix(format!("upgrade {host} to {} or later", gate.since)),
                     );
                     continue;
                 }
@@ -114,4 +122,15 @@ pub fn check_versions(home: &FableHome, profiles: &[Profile]) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// True when a profile of `host` holds an entry of fable's.
+fn wires(home: &FableHome, profiles: &[Profile], host: fable_hosts::Host) -> bool {
+    profiles.iter().filter(|p| p.host == host).any(|p| {
+        super::parse_profile(p).is_ok_and(|parsed| {
+            super::entries::entry_owners(home, &parsed)
+                .iter()
+                .any(Option::is_some)
+        })
+    })
 }

@@ -16,9 +16,9 @@
 //! - Copilot CLI: `.github/hooks/*.json`.
 //! - Factory Droid: `.factory/settings.json` and `.factory/settings.local.json`
 //!   (docs.factory.ai/reference/hooks-reference). Beside the user's `settings.json`, Droid also
-//!   runs `hooks.json` (from 0.136.0; before, `hooks/hooks.json`, still read when the first is
-//!   absent), events at the top level, whose list of an event replaces `settings.json`'s:
-//!   both are listed ([`Form::TopLevel`]), never edited.
+//!   runs `hooks.json` (its 0.215.0 binary; 0.136.0 by its release notes), else the older
+//!   `hooks/hooks.json` (all 0.117.0 reads), events at the top level, whose list of an event
+//!   replaces `settings.json`'s: both are listed ([`Form::TopLevel`]), never edited.
 //! - Auggie: `.augment/settings.json` and `.augment/settings.local.json`
 //!   (docs.augmentcode.com/cli/hooks, "Settings File Locations").
 //! - Windsurf: `.windsurf/hooks.json` at the workspace root (docs.windsurf.com, Cascade hooks).

@@ -75,14 +75,6 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
         out.skipped_events = manifest.events.iter().map(|(e, _)| e.clone()).collect();
         return out;
     }
-    if let Some((version, gate)) = target.runs_no_hooks(host) {
-        out.notes.push(format!(
-            "{host}: {host} {version} will run none of these hooks: {} only from {}; upgrade {host}",
-            gate.what,
-            gate.since,
-            host = host.name()
-        ));
-    }
     let mut used_names = BTreeSet::new();
     for (event, groups) in &manifest.events {
         let name = match overrides.and_then(|o| o.events.get(event)) {
@@ -210,6 +202,17 @@ pub fn desired(manifest: &Manifest, target: &Target, host: Host) -> Wiring {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+    // Written all the same: they run once the host is upgraded, with nothing to apply.
+    if let Some((version, gate)) = target.runs_no_hooks(host) {
+        if !out.desired.events.is_empty() {
+            out.notes.push(format!(
+                "{host}: {host} {version} has no {} (from {}): these hooks run once it is upgraded",
+                gate.what,
+                gate.since,
+                host = host.name()
+            ));
+        }
+    }
     out
 }
 
